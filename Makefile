@@ -1,0 +1,220 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# asgst-bpf: one entry point.
+#   make [all]     build/asgst-bpf and build/libasgst-agent.so
+#   make deps      install what is missing (apt-get; needs root)
+#   make test      deps + build + unit, fuzz and integration tests
+#   make demo      deps + build + profile the bundled demo
+#   make bench     deps + build + benchmarks (figures as ratios)
+#   make install   PREFIX=/usr/local DESTDIR=
+#   make clean
+# V=1 prints the commands.
+
+BUILD		?= build
+PREFIX		?= /usr/local
+DESTDIR		?=
+CC		?= cc
+CLANG		?= clang
+BPFTOOL		?= bpftool
+JAVA_HOME	?= /usr/lib/jvm/java-17-openjdk-amd64
+JAVAC		?= $(JAVA_HOME)/bin/javac
+VERSION		:= 0.1.0
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+ARCH		:= x86
+BTF_VMLINUX	:= /sys/kernel/btf/vmlinux
+
+INCLUDES	:= -I$(BUILD) -Ibpf -Iagent -Iuser
+WARN		:= -Wall -Wextra -Werror -Wno-missing-field-initializers
+CFLAGS_BASE	:= -std=gnu11 $(WARN) -g -MMD -MP -D_GNU_SOURCE \
+		   -DASGST_VERSION='"$(VERSION)"' $(INCLUDES)
+CFLAGS_OPT	:= $(CFLAGS_BASE) -O2 -fno-omit-frame-pointer
+SANFLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -fno-omit-frame-pointer
+CFLAGS_SAN	:= $(CFLAGS_BASE) -O1 $(SANFLAGS)
+FUZZFLAGS	:= -fsanitize=fuzzer-no-link,address,undefined \
+		   -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDLIBS		:= -lbpf -lelf -lz -lstdc++ -lpthread
+# unit tests only: json-c parses the JSON writer's output back
+TEST_LDLIBS	:= -ljson-c
+
+# ---- sources --------------------------------------------------------------
+BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
+BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS		:= $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+
+USER_SRCS	:= $(wildcard user/*.c)
+LIB_SRCS	:= $(filter-out user/main.c,$(USER_SRCS))
+LIB_OBJS	:= $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+SAN_OBJS	:= $(patsubst %.c,$(BUILD)/san/%.o,$(LIB_SRCS))
+FUZZ_LIB_OBJS	:= $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(LIB_SRCS))
+
+AGENT_SRCS	:= $(wildcard agent/*.c)
+AGENT_OBJS	:= $(patsubst %.c,$(BUILD)/obj/%.o,$(AGENT_SRCS))
+AGENT_CFLAGS	:= -fPIC -fvisibility=hidden -I$(JAVA_HOME)/include \
+		   -I$(JAVA_HOME)/include/linux
+
+UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
+UNIT_BINS	:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+BENCH_SRCS	:= $(wildcard tests/bench/bench_*.c)
+BENCH_BINS	:= $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+# Test workloads: tests/workloads/*.c programs (frame pointers, no
+# inlining, so the chains are known), lib*.c JNI/shared libraries, and
+# *.java classes.
+WL_C_SRCS	:= $(filter-out tests/workloads/lib%.c,$(wildcard tests/workloads/*.c))
+WL_LIB_SRCS	:= $(wildcard tests/workloads/lib*.c)
+WL_JAVA_SRCS	:= $(wildcard tests/workloads/*.java)
+WL_BINS		:= $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_C_SRCS))
+WL_LIBS		:= $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(WL_LIB_SRCS))
+WL_JAVA_STAMP	:= $(if $(WL_JAVA_SRCS),$(BUILD)/workloads/classes/.stamp)
+WL_CFLAGS	:= -O1 -g -fno-omit-frame-pointer -fno-inline \
+		   -fno-optimize-sibling-calls -Wall -Wextra -Werror \
+		   -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
+
+# Test fixtures (ELF files the unit tests read) come from tests/fixtures.mk.
+FIXTURES	:=
+-include tests/fixtures.mk
+
+.PHONY: all deps test demo bench install clean tests-build workloads fuzz
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/asgst-bpf $(BUILD)/libasgst-agent.so
+
+deps:
+	$(Q)scripts/deps.sh
+
+tests-build: all $(UNIT_BINS) $(FUZZ_BINS) workloads $(FIXTURES)
+workloads: $(WL_BINS) $(WL_LIBS) $(WL_JAVA_STAMP)
+fuzz: $(FUZZ_BINS)
+
+# deps first, in its own make, so nothing below is evaluated before the
+# tools exist on a brand-new machine.
+test: deps
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)BUILD=$(BUILD) tests/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all workloads
+	$(Q)BUILD=$(BUILD) scripts/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all workloads $(BENCH_BINS)
+	$(Q)BUILD=$(BUILD) tests/bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/asgst-bpf \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BUILD)/asgst-bpf $(DESTDIR)$(PREFIX)/bin/asgst-bpf
+	install -m 0755 $(BUILD)/libasgst-agent.so \
+		$(DESTDIR)$(PREFIX)/lib/asgst-bpf/libasgst-agent.so
+	if [ -f docs/asgst-bpf.1 ]; then install -m 0644 docs/asgst-bpf.1 \
+		$(DESTDIR)$(PREFIX)/share/man/man1/asgst-bpf.1; fi
+
+clean:
+	rm -rf $(BUILD)
+
+# ---- kernel side ----------------------------------------------------------
+$(BUILD)/vmlinux.h: | $(BUILD)
+	$(call msg,GEN,$@)
+	$(Q)if [ -r $(BTF_VMLINUX) ] && command -v $(BPFTOOL) >/dev/null; then \
+		$(BPFTOOL) btf dump file $(BTF_VMLINUX) format c > $@.tmp; \
+	else \
+		cp vmlinux/vmlinux_x86_64.h $@.tmp; \
+	fi && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h | $(BUILD)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-MMD -MP $(INCLUDES) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# ---- user space -----------------------------------------------------------
+$(BUILD)/obj/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_OPT) -c $< -o $@
+
+$(BUILD)/san/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_SAN) -c $< -o $@
+
+$(BUILD)/fuzzobj/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 \
+		$(FUZZFLAGS) -c $< -o $@
+
+$(BUILD)/libasgst.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libasgst-san.a: $(SAN_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libasgst-fuzz.a: $(FUZZ_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/asgst-bpf: $(BUILD)/obj/user/main.o $(BUILD)/libasgst.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $^ $(LDLIBS) -o $@
+
+# ---- agent ----------------------------------------------------------------
+$(BUILD)/obj/agent/%.o: agent/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_OPT) $(AGENT_CFLAGS) -c $< -o $@
+
+$(BUILD)/libasgst-agent.so: $(AGENT_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-z,defs -Wl,-z,now $^ -ldl -lpthread -o $@
+
+# ---- tests ----------------------------------------------------------------
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libasgst-san.a | $(BUILD)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS_SAN) -Itests $< $(BUILD)/libasgst-san.a \
+		-lcmocka $(LDLIBS) $(TEST_LDLIBS) -o $@
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libasgst-fuzz.a | $(BUILD)/fuzz
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -Itests $< $(BUILD)/libasgst-fuzz.a \
+		$(LDLIBS) -o $@
+
+# benchmarks: optimized, against the non-sanitized library
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libasgst.a
+	$(call msg,BENCH,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_OPT) -Itests $< $(BUILD)/libasgst.a $(LDLIBS) -o $@
+
+$(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $< -lpthread -o $@
+
+$(BUILD)/workloads/%.so: tests/workloads/%.c | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared $< -o $@
+
+$(BUILD)/workloads/classes/.stamp: $(WL_JAVA_SRCS) | $(BUILD)/workloads
+	$(call msg,JAVAC,$(BUILD)/workloads/classes)
+	$(Q)mkdir -p $(@D) && $(JAVAC) --release 17 -g -d $(@D) $^ && touch $@
+
+$(BUILD) $(BUILD)/bpf $(BUILD)/tests $(BUILD)/fuzz $(BUILD)/workloads:
+	$(Q)mkdir -p $@
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Code-map contract between the JVM agent (writer, agent/) and the merger
+ * (reader, user/codemap.c); the reader API is user/codemap.h. Fixed-width types only, no includes beyond
+ * <stdint.h>, little-endian x86_64.
+ *
+ * File: /dev/shm/asgst-<pid>.map where <pid> is the pid the JVM sees (its
+ * innermost namespace pid). From the host: /proc/<hostpid>/root/dev/shm/...
+ *
+ * Layout:
+ *   struct cm_file_header          at offset 0, CM_HEADER_SIZE bytes
+ *   records                        from CM_HEADER_SIZE to header.write_pos
+ *
+ * Every record starts with struct cm_rec_hdr; rec.len is the whole record
+ * length including the header, a multiple of 8, at least 16. Records are
+ * appended only. The writer fills a record, then publishes the new end with
+ * a release store to header.write_pos; the reader acquires write_pos and
+ * never reads past it. Strings inside records are struct cm_str: a __u16
+ * length followed by that many bytes (no NUL), packed, and the record's
+ * fixed part says how many follow. Every length, offset and count is
+ * untrusted on the reader's side.
+ *
+ * Times are CLOCK_MONOTONIC ns, the clock of bpf_ktime_get_ns().
+ * Changing any layout means bumping CM_VERSION.
+ */
+#ifndef ASGST_AGENT_CODEMAP_FORMAT_H
+#define ASGST_AGENT_CODEMAP_FORMAT_H
+
+#include <stdint.h>
+
+#define CM_MAGIC		"ASGSTCM\0"	/* 8 bytes */
+#define CM_VERSION		1
+#define CM_HEADER_SIZE		4096u
+#define CM_DEFAULT_MAX		(64u << 20)
+#define CM_PATH_FMT		"/dev/shm/asgst-%d.map"
+
+/* cm_file_header.flags */
+#define CM_F_READY		(1u << 0)	/* VM record written, decode ok */
+#define CM_F_FULL		(1u << 1)	/* hit max size: records dropped */
+#define CM_F_DISABLED		(1u << 2)	/* agent turned itself off */
+#define CM_F_CLOSED		(1u << 3)	/* JVM exited cleanly */
+
+struct cm_file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;		/* CM_HEADER_SIZE */
+	uint32_t writer_pid;		/* getpid() inside the JVM */
+	uint32_t flags;			/* CM_F_*, updated with release stores */
+	uint64_t max_size;		/* the writer never grows past this */
+	uint64_t write_pos;		/* end of the last complete record */
+	uint64_t start_ns;		/* agent start, CLOCK_MONOTONIC */
+	uint64_t dropped;		/* records not written (map full) */
+	char disabled_reason[128];	/* NUL-terminated when CM_F_DISABLED */
+};
+
+enum cm_rec_type {
+	CM_REC_VM = 1,		/* struct cm_vm: JVM version and VM constants */
+	CM_REC_METHOD = 2,	/* struct cm_method */
+	CM_REC_CODE = 3,	/* struct cm_code: compiled code loaded */
+	CM_REC_UNLOAD = 4,	/* struct cm_unload: compiled code unloaded */
+	CM_REC_STUB = 5,	/* struct cm_stub: dynamic code / runtime stub */
+	CM_REC_THREAD = 6,	/* struct cm_thread: start or end */
+	CM_REC_MAX
+};
+
+struct cm_rec_hdr {
+	uint32_t type;		/* enum cm_rec_type */
+	uint32_t len;		/* whole record, multiple of 8, >= 16 */
+	uint64_t time_ns;	/* when the event happened */
+};
+
+struct cm_str {
+	uint16_t len;
+	char s[];		/* len bytes, no NUL */
+} __attribute__((packed));
+
+/*
+ * VM constants: offsets of fields (bytes) and addresses, read by the agent
+ * from the JVM's own VMStructs. CM_ABSENT marks a field the JVM does not
+ * have; the reader decides what it can do without it.
+ */
+#define CM_ABSENT		(-1)
+
+struct cm_vm_consts {
+	/* CodeBlob */
+	int32_t blob_name;		/* const char* _name */
+	int32_t blob_size;		/* int _size */
+	int32_t blob_frame_size;	/* int _frame_size (words) */
+	int32_t blob_frame_complete;	/* _frame_complete_offset */
+	int32_t blob_frame_complete_sz;	/* its size: 4 (JDK 17) or 2 */
+	int32_t blob_code_begin;	/* address _code_begin (JDK <= 22) */
+	int32_t blob_code_offset;	/* int _code_offset (JDK 23+) */
+	int32_t blob_kind;		/* u1 _kind (JDK 23+) */
+	int32_t blob_header_size;	/* sizeof(CodeBlob) */
+	/* nmethod (CompiledMethod on JDK <= 22 for _method) */
+	int32_t nm_method;
+	int32_t nm_comp_level;
+	int32_t nm_entry_bci;		/* InvocationEntryBci (-1) unless OSR */
+	int32_t nm_verified_entry_point;/* address (JDK <= 22) */
+	int32_t nm_verified_entry_offset;/* u2 (JDK 23+) */
+	/* Method / ConstMethod */
+	int32_t method_const;		/* Method::_constMethod */
+	int32_t sizeof_const_method;	/* bcp -> bci: bcp - (cm + this) */
+	int32_t sizeof_method;
+	/* JavaThread and friends */
+	int32_t jt_anchor;		/* JavaThread::_anchor */
+	int32_t jt_thread_state;
+	int32_t jt_osthread;		/* JavaThread or Thread::_osthread */
+	int32_t jt_cont_entry;		/* JDK 21+ */
+	int32_t jt_vthread;		/* OopHandle, JDK 21+ */
+	int32_t jt_stack_base;
+	int32_t jt_stack_size;
+	int32_t osthread_thread_id;
+	int32_t anchor_last_sp;		/* JavaFrameAnchor::_last_Java_sp */
+	int32_t anchor_last_pc;
+	int32_t anchor_last_fp;
+	int32_t jcw_anchor;		/* JavaCallWrapper::_anchor */
+	int32_t upcall_frame_data;	/* UpcallStub::_frame_data_offset */
+	int32_t upcall_fd_jfa;		/* UpcallStub::FrameData::jfa */
+	/* interpreter frame layout, words relative to rbp */
+	int32_t if_method;		/* -3 */
+	int32_t if_bcp;			/* -8 */
+	int32_t if_sender_sp;		/* -1 */
+	int32_t if_locals;		/* -6 */
+	int32_t entry_frame_call_wrapper;/* -6 */
+	int32_t thread_state_in_java;	/* JavaThreadState values */
+	int32_t thread_state_in_native;
+	int32_t thread_state_in_vm;
+	int32_t thread_state_blocked;
+	int32_t pad0;
+	/* addresses (0 = unknown) */
+	uint64_t call_stub_return;	/* StubRoutines::_call_stub_return_address */
+	uint64_t interp_begin;		/* interpreter StubQueue code range */
+	uint64_t interp_end;
+	uint64_t code_low;		/* CodeCache::_low_bound */
+	uint64_t code_high;		/* CodeCache::_high_bound */
+	uint64_t cont_return_barrier;	/* StubRoutines::_cont_returnBarrier */
+	uint64_t cont_return_pc;	/* ContinuationEntry::_return_pc */
+	uint64_t reserved[16];
+};
+
+struct cm_vm {
+	struct cm_rec_hdr h;
+	uint32_t jdk_major;		/* 17, 25, ... */
+	uint32_t pad;
+	struct cm_vm_consts c;
+	/* followed by: cm_str vm_version (java.vm.version) */
+};
+
+/* cm_method.flags */
+#define CM_METHOD_NATIVE	(1u << 0)
+
+struct cm_method {
+	struct cm_rec_hdr h;
+	uint64_t method;		/* Method* */
+	uint64_t const_method;		/* ConstMethod* (bcp base - sizeof) */
+	uint32_t modifiers;		/* JVMTI GetMethodModifiers */
+	uint32_t flags;			/* CM_METHOD_* */
+	uint32_t n_lines;		/* struct cm_line entries that follow */
+	uint32_t pad;
+	/* followed by: cm_str class (dotted binary name), name, signature,
+	 * source file (may be empty), then padding to 4, then n_lines
+	 * struct cm_line, then padding to 8 */
+};
+
+struct cm_line {
+	uint32_t bci;			/* start bci */
+	uint32_t line;
+};
+
+/* cm_code.kind */
+enum cm_code_kind {
+	CM_CODE_NMETHOD = 1,		/* compiled Java method */
+	CM_CODE_NATIVE = 2,		/* native-method wrapper (JNI) */
+	CM_CODE_OSR = 3,		/* on-stack-replacement nmethod */
+};
+
+struct cm_code {
+	struct cm_rec_hdr h;
+	uint64_t start;			/* code begin (JVMTI code_addr) */
+	uint64_t end;			/* code begin + code_size */
+	uint64_t blob;			/* CodeBlob* / nmethod* (0: unknown) */
+	uint64_t method;		/* Method* (from the blob when known) */
+	uint64_t verified_entry;	/* 0: unknown */
+	uint32_t kind;			/* enum cm_code_kind */
+	int32_t comp_level;		/* 0..4, -1 unknown */
+	int32_t frame_size;		/* words incl. return pc, -1 unknown */
+	int32_t frame_complete;		/* offset from start, -1 unknown */
+	uint32_t n_pcs;			/* pc descriptors that follow */
+	uint32_t n_methods;		/* Method* pool entries that follow */
+	/* followed by: uint64_t methods[n_methods] (the pool), then n_pcs
+	 * variable-size descriptors, each struct cm_pcdesc followed by
+	 * depth struct cm_frame (index 0 innermost), then padding to 8 */
+};
+
+struct cm_pcdesc {
+	uint32_t pc_off;		/* pc - start */
+	uint32_t depth;			/* inline frames at this pc, >= 1 */
+};
+
+struct cm_frame {
+	uint32_t method_idx;		/* index into the record's method pool */
+	int32_t bci;			/* -1 unknown */
+};
+
+struct cm_unload {
+	struct cm_rec_hdr h;
+	uint64_t start;
+	uint64_t method;
+};
+
+/* cm_stub.kind */
+enum cm_stub_kind {
+	CM_STUB_OTHER = 0,
+	CM_STUB_INTERPRETER = 1,
+	CM_STUB_CALL_STUB = 2,
+	CM_STUB_ADAPTER = 3,		/* i2c/c2i adapters */
+	CM_STUB_NEP_INVOKER = 4,	/* FFM downcall */
+	CM_STUB_UPCALL = 5,		/* FFM upcall */
+	CM_STUB_CONT = 6,		/* cont_* (return barrier, ...) */
+	CM_STUB_RUNTIME = 7,		/* other RuntimeStub */
+};
+
+struct cm_stub {
+	struct cm_rec_hdr h;
+	uint64_t start;
+	uint64_t end;
+	uint64_t blob;			/* CodeBlob* when found, else 0 */
+	uint32_t kind;			/* enum cm_stub_kind */
+	int32_t frame_size;		/* words, -1 unknown */
+	int32_t frame_complete;		/* offset from start, -1 unknown */
+	uint32_t pad;
+	/* followed by: cm_str name */
+};
+
+/* cm_thread.flags */
+#define CM_THREAD_END		(1u << 0)	/* the thread ended */
+#define CM_THREAD_VIRTUAL	(1u << 1)	/* a virtual thread (mount) */
+#define CM_THREAD_CARRIER	(1u << 2)	/* a carrier of virtual threads */
+#define CM_THREAD_DAEMON	(1u << 3)
+
+struct cm_thread {
+	struct cm_rec_hdr h;
+	uint64_t java_thread;		/* JavaThread* (0 unknown) */
+	uint32_t tid;			/* OS tid as the JVM sees it */
+	uint32_t flags;			/* CM_THREAD_* */
+	/* followed by: cm_str name */
+};
+
+#endif /* ASGST_AGENT_CODEMAP_FORMAT_H */

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Sample-record contract between the kernel sampler (bpf/sampler.bpf.c) and
+ * the merger (user/). Fixed-width types only and no includes, so the same
+ * header builds for the BPF target and for user space.
+ *
+ * One ring-buffer record per sample:
+ *
+ *   struct asgst_sample_hdr
+ *   __u64 kstack[kstack_n]        kernel pcs, innermost first
+ *   __u64 ustack[ustack_n]        frame-pointer user pcs, innermost first
+ *   __u8  window[window_len]      raw user-stack bytes from regs.sp
+ *
+ * The tail is packed right after the header in that order. A record may be
+ * longer than hdr_size + tail (the ring-buffer reservation is of fixed size);
+ * readers use the counts, never the record length, to find the parts, and
+ * reject any count that does not fit the record.
+ *
+ * Changing the layout means bumping ASGST_SAMPLE_VERSION.
+ */
+#ifndef ASGST_BPF_SAMPLER_H
+#define ASGST_BPF_SAMPLER_H
+
+#define ASGST_SAMPLE_MAGIC	0x31475341u	/* "ASG1" little endian */
+#define ASGST_SAMPLE_VERSION	1
+
+#define ASGST_MAX_KSTACK	64	/* kernel frames kept per sample */
+#define ASGST_MAX_USTACK	127	/* frame-pointer user frames per sample */
+#define ASGST_MAX_WINDOW	(64 * 1024)	/* hard cap of the stack window */
+#define ASGST_DEFAULT_WINDOW	(16 * 1024)
+#define ASGST_COMM_LEN		16
+
+/* asgst_sample_hdr.flags */
+#define ASGST_SF_KERNEL_MODE	(1u << 0)	/* interrupted in kernel mode */
+#define ASGST_SF_KSTACK_ERR	(1u << 1)	/* bpf_get_stack(kernel) failed */
+#define ASGST_SF_USTACK_ERR	(1u << 2)	/* bpf_get_stack(user) failed */
+#define ASGST_SF_WINDOW_WANTED	(1u << 3)	/* a window was asked for */
+#define ASGST_SF_WINDOW_ERR	(1u << 4)	/* the window read failed */
+#define ASGST_SF_WINDOW_CUT	(1u << 5)	/* cut at the stack mapping's end */
+#define ASGST_SF_NO_USER	(1u << 6)	/* kernel thread: no user part */
+#define ASGST_SF_THREAD_INFO	(1u << 7)	/* jt_* fields are valid */
+#define ASGST_SF_WINDOW_HOLE	(1u << 8)	/* cut before an unreadable page
+						   inside the stack mapping */
+
+/* asgst_sample_hdr.event */
+#define ASGST_EV_CPU		0	/* cpu-clock sample, weight = 1 period */
+#define ASGST_EV_OFFCPU		1	/* sched_switch out, weight = offcpu_ns */
+
+struct asgst_sample_hdr {
+	__u32 magic;
+	__u16 version;
+	__u16 hdr_size;		/* sizeof(struct asgst_sample_hdr) */
+	__u32 flags;
+	__u32 event;
+	__u32 pid;		/* host tgid */
+	__u32 tid;		/* host pid (thread id) */
+	__u32 ns_pid;		/* tgid in the innermost pid namespace */
+	__u32 ns_tid;		/* tid in the innermost pid namespace */
+	__u32 cpu;
+	__u32 kstack_n;		/* number of __u64 kernel pcs */
+	__u32 ustack_n;		/* number of __u64 user pcs */
+	__u32 window_len;	/* bytes of window actually copied */
+	__u64 ktime_ns;		/* bpf_ktime_get_ns(), CLOCK_MONOTONIC */
+	__u64 cgroup_id;
+	__u64 weight_ns;	/* off-CPU: ns until it ran again; else 0 */
+	/* user registers at the sample (task_pt_regs) */
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u64 rbx;
+	__u64 r13;
+	/* JavaThread words read at sample time (issue: runtime insight) */
+	__u64 jt_state;
+	__u64 jt_last_sp;
+	__u64 jt_last_pc;
+	__u64 jt_last_fp;
+	__u64 jt_cont_entry;
+	char comm[ASGST_COMM_LEN];
+};
+
+/* per-CPU counters in the "stats" map, indexed by these */
+enum asgst_stat {
+	ASGST_STAT_SAMPLES = 0,	/* records submitted */
+	ASGST_STAT_LOST,	/* ring buffer full: record dropped */
+	ASGST_STAT_FILTERED,	/* not a target: not recorded */
+	ASGST_STAT_IDLE,	/* idle task: not recorded */
+	ASGST_STAT_MAX,
+};
+
+/* filter_mode in the BPF program's read-only config */
+#define ASGST_FILTER_ALL	0	/* every process */
+#define ASGST_FILTER_PIDS	1	/* tgids in the "targets" map */
+#define ASGST_FILTER_CGROUP	2	/* tasks in one cgroup v2 (by id) */
+
+#endif /* ASGST_BPF_SAMPLER_H */

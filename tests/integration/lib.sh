@@ -1,0 +1,68 @@
+# Sourced by tests/integration/test_*.sh. Conventions:
+#   exit 0 = pass, 77 = skip (print "SKIP: reason" first), other = fail.
+#   Under CI=true a skip of what CI machines provide (root, BPF, JDK 17)
+#   is a failure: need_root / need_bpf / need_jdk17 exit 1 there.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+ASGST="$BUILD/asgst-bpf"
+AGENT="$BUILD/libasgst-agent.so"
+WL="$BUILD/workloads"
+JDK17=${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
+JDK25=${JDK25:-$(ls -d /usr/lib/jvm/*25* 2>/dev/null | head -n 1)}
+TMP=$(mktemp -d /tmp/asgst-test.XXXXXX)
+trap 'cleanup_all' EXIT
+_bg_pids=""
+
+cleanup_all() {
+	for p in $_bg_pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+
+# remember a background pid so it is killed at exit
+bg() { _bg_pids="$_bg_pids $1"; }
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+skip_or_fail() {
+	if [ "${CI:-}" = "true" ]; then
+		echo "FAIL: $* (CI provides this; a skip is a failure here)"
+		exit 1
+	fi
+	skip "$*"
+}
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+need_root() {
+	[ "$(id -u)" -eq 0 ] || skip_or_fail "needs root"
+}
+
+need_bpf() {
+	need_root
+	[ -r /sys/kernel/btf/vmlinux ] || skip_or_fail "kernel has no BTF (/sys/kernel/btf/vmlinux)"
+}
+
+need_jdk17() {
+	[ -x "$JDK17/bin/java" ] || skip_or_fail "JDK 17 not found at $JDK17"
+}
+
+# JDK 25 cannot be installed here: a missing one is a plain skip.
+need_jdk25() {
+	[ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ] || skip "JDK 25 not present under /usr/lib/jvm"
+}
+
+# wait until FILE exists or N tenths of a second pass
+wait_file() {
+	_n=${2:-100}
+	while [ ! -e "$1" ] && [ "$_n" -gt 0 ]; do sleep 0.1; _n=$((_n - 1)); done
+	[ -e "$1" ]
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# Runs every test: cmocka unit tests, fuzz targets (FUZZ_SECONDS each,
+# default 60), integration tests (tests/integration/test_*.sh). Prints a
+# closing line "N passed, N failed, N skipped"; exit 1 when any failed.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+BUILD=${BUILD:-build}
+export BUILD
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+ONLY=${ONLY:-}
+pass=0; fail=0; skipn=0; failed=""
+LOG="$BUILD/test-logs"
+mkdir -p "$LOG"
+
+result() { # name rc [note]
+	case "$2" in
+	0) pass=$((pass + 1)); echo "PASS  $1 ${3:-}" ;;
+	77) skipn=$((skipn + 1)) ;;
+	*) fail=$((fail + 1)); failed="$failed $1"; echo "FAIL  $1 ${3:-}(rc=$2, log: $LOG/$1.log)" ;;
+	esac
+}
+
+selected() { [ -z "$ONLY" ] || echo "$1" | grep -Eq "$ONLY"; }
+
+echo "== unit tests"
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	n=$(basename "$t")
+	selected "$n" || continue
+	"$t" > "$LOG/$n.log" 2>&1
+	rc=$?
+	grep -E '^\[  (PASSED|FAILED|SKIPPED) \]|^\[  FAILED  \]' "$LOG/$n.log" | sed "s/^/  $n: /"
+	result "$n" "$rc"
+done
+
+echo "== fuzz targets (${FUZZ_SECONDS}s each)"
+for f in "$BUILD"/fuzz/fuzz_*; do
+	[ -x "$f" ] || continue
+	n=$(basename "$f")
+	selected "$n" || continue
+	corpus="$BUILD/fuzz-corpus/$n"
+	mkdir -p "$corpus"
+	seeds="tests/fuzz/seeds/$n"
+	[ -d "$seeds" ] || seeds=""
+	"$f" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -print_final_stats=1 \
+		"$corpus" $seeds > "$LOG/$n.log" 2>&1
+	rc=$?
+	grep -E 'stat::number_of_executed_units' "$LOG/$n.log" | sed "s/^/  $n: /"
+	result "$n" "$rc"
+done
+
+echo "== integration tests"
+for t in tests/integration/test_*.sh; do
+	[ -f "$t" ] || continue
+	n=$(basename "$t" .sh)
+	selected "$n" || continue
+	start=$(date +%s)
+	sh "$t" > "$LOG/$n.log" 2>&1
+	rc=$?
+	end=$(date +%s)
+	if [ "$rc" -eq 77 ]; then
+		echo "SKIP  $n: $(grep -m1 '^SKIP:' "$LOG/$n.log" | sed 's/^SKIP: //')"
+	fi
+	grep -E '^(INFO|MEASURE):' "$LOG/$n.log" | sed "s/^/  $n: /"
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && tail -n 15 "$LOG/$n.log" | sed "s/^/  | /"
+	result "$n" "$rc" "($((end - start))s) "
+done
+
+echo
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed, $skipn skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The kernel side as user space sees it: load bpf/sampler.bpf.c (skeleton),
+ * open a cpu-clock perf event per online CPU, attach, and poll the ring
+ * buffer. Filtering happens in the kernel.
+ */
+#ifndef ASGST_CAPTURE_H
+#define ASGST_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/types.h>	/* __u32 etc. for the shared header */
+
+#include "sampler.h"
+
+struct capture_opts {
+	uint32_t filter_mode;	/* ASGST_FILTER_* */
+	const pid_t *pids;	/* FILTER_PIDS: initial targets */
+	size_t npids;
+	bool follow_children;	/* FILTER_PIDS: add forked children */
+	uint64_t cgroup_id;	/* FILTER_CGROUP */
+	uint32_t freq_hz;
+	uint32_t window_size;	/* bytes, <= ASGST_MAX_WINDOW, 0 = never */
+	bool window_all;	/* window for every process (--stack-window) */
+	uint32_t ringbuf_mb;	/* 0: default */
+};
+
+struct capture;
+
+/* callback per record; return non-zero to stop polling early */
+typedef int (*capture_sample_fn)(const void *data, size_t len, void *ctx);
+
+/* 0 or -errno; err gets a one-line reason that says what to do */
+int capture__open(struct capture **out, const struct capture_opts *o,
+		  char *err, size_t errlen);
+void capture__close(struct capture *c);
+int capture__add_target(struct capture *c, pid_t tgid);
+/* turn the stack window on/off for one process (JVMs) */
+int capture__set_window(struct capture *c, pid_t tgid, bool on);
+/* poll up to timeout_ms; >= 0 records consumed, or -errno (EINTR is 0) */
+int capture__poll(struct capture *c, int timeout_ms, capture_sample_fn fn,
+		  void *ctx);
+/* drain what is left in the ring buffer without waiting */
+int capture__drain(struct capture *c, capture_sample_fn fn, void *ctx);
+/* counters summed over CPUs (enum asgst_stat) */
+int capture__stats(struct capture *c, uint64_t out[ASGST_STAT_MAX]);
+/* bpf_stats of the perf-event program: run time and count (0 if off) */
+int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
+			uint64_t *run_cnt);
+int capture__ncpus(const struct capture *c);
+
+#endif /* ASGST_CAPTURE_H */

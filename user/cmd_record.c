@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * asgst-bpf record: choose targets, start the kernel sampler, feed records
+ * through the pipeline until the duration ends, the command exits or the
+ * user presses Ctrl-C, then write the profile.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "commands.h"
+#include "output.h"
+#include "pipeline.h"
+#include "profile.h"
+#include "writers.h"
+
+#define MAX_FREQ	100000
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static const char record_usage[] =
+"Usage: asgst-bpf record [TARGET] [OPTIONS]\n"
+"       asgst-bpf record [OPTIONS] -- COMMAND [ARGS...]\n"
+"\n"
+"Sample on-CPU stacks (kernel, native and Java) of the target processes.\n"
+"\n"
+"Targets (one of):\n"
+"  -a, --all               every process on the host\n"
+"  -p, --pid PID[,PID...]  these processes (all their threads)\n"
+"      --cgroup PATH       tasks in this cgroup v2 (path, or relative to\n"
+"                          /sys/fs/cgroup)\n"
+"  -- COMMAND ARGS...      start COMMAND and profile it and its descendants;\n"
+"                          the recording ends when it exits\n"
+"\n"
+"Options:\n"
+"  -F, --freq HZ           samples per second per CPU (default 99)\n"
+"  -d, --duration SECONDS  stop after this long (default: until Ctrl-C)\n"
+"  -o, --output FILE       write here (default: collapsed to stdout)\n"
+"  -f, --format FORMAT     collapsed, json (default: from -o's extension:\n"
+"                          .collapsed .folded .txt .json)\n"
+"      --stack-window BYTES  copy this many user-stack bytes per sample for\n"
+"                          every process (JVMs always get one; default\n"
+"                          16384, at most 65536; suffix k allowed)\n"
+"      --no-attach         do not inject the agent into JVMs without one\n"
+"  -q, --quiet             no status line or notices\n"
+"  -h, --help              this help\n";
+
+struct record_args {
+	uint32_t filter_mode;
+	bool have_target;
+	pid_t *pids;
+	size_t npids;
+	const char *cgroup;
+	uint32_t freq;
+	double duration;	/* <= 0: until stopped */
+	const char *output;
+	enum output_format format;
+	uint32_t window;
+	bool window_all;
+	bool no_attach;
+	bool quiet;
+	char **cmd;		/* -- COMMAND */
+};
+
+static int err_line(const char *fmt, const char *a)
+{
+	fprintf(stderr, "asgst-bpf record: ");
+	fprintf(stderr, fmt, a);
+	fputc('\n', stderr);
+	return 2;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
+		     bool allow_k)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (allow_k && (*end == 'k' || *end == 'K')) {
+		v *= 1024;
+		end++;
+	}
+	if (*end || v < min || v > max)
+		return -ERANGE;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_pids(const char *s, struct record_args *a)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	int rc = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint32_t v;
+		char path[64];
+		pid_t *np;
+
+		if (parse_u32(tok, 1, INT_MAX, &v, false)) {
+			err_line("-p: '%s' is not a process id (a positive number)",
+				 tok);
+			rc = -EINVAL;
+			goto cleanup;
+		}
+		snprintf(path, sizeof(path), "/proc/%u", v);
+		if (access(path, F_OK)) {
+			err_line("-p: no process %s (check the pid with ps)", tok);
+			rc = -ESRCH;
+			goto cleanup;
+		}
+		np = realloc(a->pids, (a->npids + 1) * sizeof(*np));
+		if (!np) {
+			rc = -ENOMEM;
+			goto cleanup;
+		}
+		a->pids = np;
+		a->pids[a->npids++] = (pid_t)v;
+	}
+	if (!a->npids) {
+		err_line("-p: no pid given in '%s'", s);
+		rc = -EINVAL;
+	}
+cleanup:
+	free(copy);
+	return rc;
+}
+
+static int set_target(struct record_args *a, uint32_t mode, const char *what)
+{
+	if (a->have_target && a->filter_mode != mode)
+		return err_line("choose one target: %s conflicts with an earlier "
+				"-a, -p, --cgroup or --", what);
+	a->have_target = true;
+	a->filter_mode = mode;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	enum { OPT_CGROUP = 256, OPT_WINDOW, OPT_NO_ATTACH };
+	static const struct option longopts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "stack-window", required_argument, NULL, OPT_WINDOW },
+		{ "no-attach", no_argument, NULL, OPT_NO_ATTACH },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *fmt = NULL;
+	int c;
+
+	a->freq = 99;
+	a->window = ASGST_DEFAULT_WINDOW;
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at the first non-option so "-- CMD -x" stays CMD's */
+	while ((c = getopt_long(argc, argv, "+ap:F:d:o:f:qh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			if (set_target(a, ASGST_FILTER_ALL, "-a"))
+				return 2;
+			break;
+		case 'p':
+			if (set_target(a, ASGST_FILTER_PIDS, "-p"))
+				return 2;
+			if (parse_pids(optarg, a))
+				return 2;
+			break;
+		case OPT_CGROUP:
+			if (set_target(a, ASGST_FILTER_CGROUP, "--cgroup"))
+				return 2;
+			a->cgroup = optarg;
+			break;
+		case 'F':
+			if (parse_u32(optarg, 1, MAX_FREQ, &a->freq, false))
+				return err_line("-F: '%s' is not a frequency "
+						"(1 to 100000 Hz)", optarg);
+			break;
+		case 'd': {
+			char *end;
+
+			errno = 0;
+			a->duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !isfinite(a->duration) || a->duration <= 0)
+				return err_line("-d: '%s' is not a duration "
+						"(a positive number of seconds)",
+						optarg);
+			break;
+		}
+		case 'o':
+			a->output = optarg;
+			break;
+		case 'f':
+			fmt = optarg;
+			break;
+		case OPT_WINDOW:
+			if (parse_u32(optarg, 0, ASGST_MAX_WINDOW, &a->window,
+				      true))
+				return err_line("--stack-window: '%s' is not a "
+						"size from 0 to 65536 bytes",
+						optarg);
+			a->window_all = a->window > 0;
+			break;
+		case OPT_NO_ATTACH:
+			a->no_attach = true;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			return 1;
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				fprintf(stderr, "asgst-bpf record: unknown or "
+					"incomplete option '-%c'; see 'asgst-bpf "
+					"record --help'\n", optopt);
+			else
+				fprintf(stderr, "asgst-bpf record: unknown or "
+					"incomplete option '%s'; see 'asgst-bpf "
+					"record --help'\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		/* getopt consumed "--" and left the command */
+		if (strcmp(argv[optind - 1], "--") != 0)
+			return err_line("unexpected argument '%s'; a command to "
+					"profile goes after '--'", argv[optind]);
+		if (set_target(a, ASGST_FILTER_PIDS, "--"))
+			return 2;
+		a->cmd = &argv[optind];
+	}
+	if (!a->have_target)
+		return err_line("%s", "say what to record: -a, -p PID, "
+				"--cgroup PATH or -- COMMAND (see --help)");
+	if (fmt) {
+		a->format = output_format__from_name(fmt);
+		if (a->format == OUT_NONE || !output__supported(a->format))
+			return err_line("-f: unknown format '%s' (try "
+					"collapsed or json)", fmt);
+	} else if (a->output) {
+		a->format = output_format__from_path(a->output);
+		if (a->format == OUT_NONE)
+			a->format = OUT_COLLAPSED;
+		if (!output__supported(a->format))
+			return err_line("-o: format of '%s' is not supported "
+					"yet; give -f collapsed or json",
+					a->output);
+	} else {
+		a->format = OUT_COLLAPSED;
+	}
+	return 0;
+}
+
+static int cgroup_id_of(const char *path, uint64_t *id)
+{
+	char full[PATH_MAX];
+	struct {
+		struct file_handle fh;
+		uint64_t cgid;
+	} h;
+	int mount_id;
+
+	if (path[0] == '/')
+		snprintf(full, sizeof(full), "%s", path);
+	else
+		snprintf(full, sizeof(full), "/sys/fs/cgroup/%s", path);
+	h.fh.handle_bytes = sizeof(h.cgid);
+	if (name_to_handle_at(AT_FDCWD, full, &h.fh, &mount_id, 0) < 0)
+		return -errno;
+	*id = h.cgid;
+	return 0;
+}
+
+/* fork the command stopped on a pipe; it execs once the sampler is on */
+static pid_t spawn_stopped(char **cmd, int *go_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(126);	/* the recorder went away */
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "asgst-bpf record: cannot run '%s': %s\n",
+			cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*go_fd = p[1];
+	return pid;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int on_record(const void *data, size_t len, void *ctx)
+{
+	pipeline__push(ctx, data, len);
+	return 0;
+}
+
+static void status_line(const struct pipeline *pl, struct capture *c,
+			uint64_t elapsed_ns)
+{
+	uint64_t st[ASGST_STAT_MAX] = { 0 };
+	struct pipeline_stats ps;
+	double secs = (double)elapsed_ns / 1e9;
+
+	capture__stats(c, st);
+	pipeline__stats(pl, &ps);
+	fprintf(stderr, "\r\033[K%6.1fs  %llu samples (%.0f/s)  lost %llu  "
+		"%llu processes  %llu JVMs (%llu decoded, %llu attached)",
+		secs, (unsigned long long)st[ASGST_STAT_SAMPLES],
+		secs > 0 ? (double)st[ASGST_STAT_SAMPLES] / secs : 0.0,
+		(unsigned long long)st[ASGST_STAT_LOST],
+		(unsigned long long)ps.processes, (unsigned long long)ps.jvms,
+		(unsigned long long)ps.jvms_decoded,
+		(unsigned long long)ps.attached);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = { 0 };
+	struct capture_opts co = { 0 };
+	struct capture *cap = NULL;
+	struct profile *prof = NULL;
+	struct pipeline *pl = NULL;
+	struct pipeline_opts po = { 0 };
+	struct output out = { 0 };
+	struct sigaction sa = { 0 };
+	uint64_t st[ASGST_STAT_MAX] = { 0 };
+	struct pipeline_stats ps;
+	char err[512];
+	uint64_t t0, t_end = 0, last_status = 0;
+	pid_t child = -1;
+	int go_fd = -1, rc, ret = 1;
+	bool child_done = false, tty;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc) {
+		ret = rc == 1 ? 0 : 2;
+		goto cleanup;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "asgst-bpf record: needs root (CAP_BPF and "
+			"CAP_PERFMON): run it with sudo\n");
+		ret = 1;
+		goto cleanup;
+	}
+	/* open the output now: a bad path fails before anything is recorded */
+	if (output__open(&out, a.output, a.format, err, sizeof(err))) {
+		fprintf(stderr, "asgst-bpf record: %s\n", err);
+		ret = 1;
+		goto cleanup;
+	}
+	co.filter_mode = a.filter_mode;
+	co.pids = a.pids;
+	co.npids = a.npids;
+	co.freq_hz = a.freq;
+	co.window_size = a.window;
+	co.window_all = a.window_all;
+	if (a.cgroup) {
+		rc = cgroup_id_of(a.cgroup, &co.cgroup_id);
+		if (rc) {
+			fprintf(stderr, "asgst-bpf record: --cgroup %s: %s "
+				"(give a cgroup v2 directory)\n", a.cgroup,
+				strerror(-rc));
+			ret = 2;
+			goto cleanup;
+		}
+	}
+	if (a.cmd) {
+		child = spawn_stopped(a.cmd, &go_fd);
+		if (child < 0) {
+			fprintf(stderr, "asgst-bpf record: cannot start '%s': %s\n",
+				a.cmd[0], strerror((int)-child));
+			goto cleanup;
+		}
+		co.pids = &child;
+		co.npids = 1;
+		co.follow_children = true;
+	}
+	rc = capture__open(&cap, &co, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "asgst-bpf record: %s\n", err);
+		goto cleanup;
+	}
+	prof = profile__new();
+	po.no_attach = a.no_attach;
+	po.quiet = a.quiet;
+	pl = prof ? pipeline__new(prof, cap, &po) : NULL;
+	if (!pl) {
+		fprintf(stderr, "asgst-bpf record: out of memory\n");
+		goto cleanup;
+	}
+	profile__meta(prof)->frequency_hz = a.freq;
+
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	tty = !a.quiet && isatty(STDERR_FILENO);
+	t0 = mono_ns();
+	if (a.duration > 0)
+		t_end = t0 + (uint64_t)(a.duration * 1e9);
+	if (go_fd >= 0) {
+		if (write(go_fd, "g", 1) != 1)
+			fprintf(stderr, "asgst-bpf record: cannot start the "
+				"command\n");
+		close(go_fd);
+		go_fd = -1;
+	}
+
+	while (!stop_requested) {
+		uint64_t now;
+
+		rc = capture__poll(cap, 100, on_record, pl);
+		if (rc < 0) {
+			fprintf(stderr, "asgst-bpf record: ring buffer: %s\n",
+				strerror(-rc));
+			break;
+		}
+		now = mono_ns();
+		pipeline__process(pl, now, false);
+		if (t_end && now >= t_end)
+			break;
+		if (child > 0 && !child_done) {
+			int status;
+
+			if (waitpid(child, &status, WNOHANG) == child) {
+				child_done = true;
+				break;
+			}
+		}
+		if (tty && now - last_status >= 250000000ull) {
+			status_line(pl, cap, now - t0);
+			last_status = now;
+		}
+	}
+	/* whatever is in the ring buffer still counts */
+	capture__drain(cap, on_record, pl);
+	profile__meta(prof)->duration_ns = mono_ns() - t0;
+	pipeline__process(pl, 0, true);
+	if (tty)
+		fputs("\r\033[K", stderr);
+
+	capture__stats(cap, st);
+	profile__meta(prof)->samples = st[ASGST_STAT_SAMPLES];
+	profile__meta(prof)->lost = st[ASGST_STAT_LOST];
+	rc = output__write(&out, prof, err, sizeof(err));
+	pipeline__stats(pl, &ps);
+	if (rc) {
+		fprintf(stderr, "asgst-bpf record: %s\n", err);
+		goto cleanup;
+	}
+	fprintf(stderr, "asgst-bpf: %llu samples, %llu lost, %zu stacks, "
+		"%llu processes (%llu JVMs) -> %s\n",
+		(unsigned long long)st[ASGST_STAT_SAMPLES],
+		(unsigned long long)st[ASGST_STAT_LOST],
+		profile__nstacks(prof), (unsigned long long)ps.processes,
+		(unsigned long long)ps.jvms,
+		a.output ? a.output : "stdout");
+	ret = 0;
+cleanup:
+	if (go_fd >= 0)
+		close(go_fd);	/* the child sees EOF and exits */
+	if (child > 0 && !child_done) {
+		/* the recording is over (time, Ctrl-C or error): so is the command */
+		kill(child, SIGTERM);
+		waitpid(child, NULL, 0);
+	}
+	output__close(&out);
+	pipeline__free(pl);
+	profile__free(prof);
+	capture__close(cap);
+	free(a.pids);
+	return ret;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Reader of one JVM's code map (format: agent/codemap_format.h). The file comes
+ * from a process we do not trust: every length, offset and count is
+ * checked; a bad file disables Java decoding for that JVM (codemap__error()
+ * says why, in one line) and nothing else.
+ *
+ * Reads incrementally: codemap__update() consumes the records appended since
+ * the last call. Answers "which code was at address A at time T".
+ */
+#ifndef ASGST_CODEMAP_H
+#define ASGST_CODEMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "codemap_format.h"	/* agent/: the on-disk format */
+
+struct codemap;
+
+struct codemap_method {
+	uint64_t method;		/* Method* */
+	uint64_t const_method;		/* ConstMethod* */
+	const char *klass;		/* dotted binary name */
+	const char *name;
+	const char *signature;
+	const char *source;		/* "" when unknown */
+	uint32_t modifiers;
+	uint32_t flags;			/* CM_METHOD_* */
+	uint32_t n_lines;
+	const struct cm_line *lines;	/* sorted by bci */
+};
+
+enum codemap_blob_type {
+	CODEMAP_BLOB_CODE = 1,		/* cm_code: a compiled/native method */
+	CODEMAP_BLOB_STUB = 2,		/* cm_stub */
+};
+
+struct codemap_pcdesc {
+	uint32_t pc_off;
+	uint32_t depth;
+	const struct cm_frame *frames;	/* depth entries, 0 innermost */
+};
+
+struct codemap_blob {
+	uint8_t type;			/* enum codemap_blob_type */
+	uint32_t kind;			/* cm_code_kind or cm_stub_kind */
+	uint64_t start, end;
+	uint64_t blob;
+	uint64_t method;		/* CODE: Method* */
+	uint64_t verified_entry;
+	int32_t comp_level;
+	int32_t frame_size;		/* words, -1 unknown */
+	int32_t frame_complete;		/* offset, -1 unknown */
+	const char *name;		/* STUB: its name; CODE: NULL */
+	uint64_t load_ns;
+	uint64_t unload_ns;		/* UINT64_MAX while loaded */
+	uint32_t n_pcs;
+	const struct codemap_pcdesc *pcs;	/* sorted by pc_off */
+	uint32_t n_methods;
+	const uint64_t *method_pool;	/* cm_frame.method_idx -> Method* */
+};
+
+struct codemap_thread {
+	uint32_t tid;			/* as the JVM sees it */
+	uint32_t flags;			/* CM_THREAD_* */
+	uint64_t java_thread;
+	const char *name;
+	uint64_t start_ns;
+	uint64_t end_ns;		/* UINT64_MAX while alive */
+};
+
+struct codemap_stats {
+	uint64_t bytes;			/* consumed so far */
+	uint64_t records;
+	uint64_t methods, blobs, stubs, threads, unloads;
+	uint64_t last_record_ns;
+	uint32_t file_flags;		/* cm_file_header.flags */
+	uint64_t dropped;		/* writer-side drops (map full) */
+};
+
+/*
+ * Open a map. root is the directory the map's path is resolved under
+ * without leaving it ("/proc/PID/root", or "/" for a plain file path);
+ * path is inside root. 0, or -errno with err set to a one-line reason.
+ */
+int codemap__open(struct codemap **out, const char *root, const char *path,
+		  char *err, size_t errlen);
+/* the map of host pid: /proc/PID/root/dev/shm/asgst-<nspid>.map */
+int codemap__open_pid(struct codemap **out, pid_t pid, char *err,
+		      size_t errlen);
+void codemap__free(struct codemap *cm);
+/*
+ * Additions (codemap helper): a map already open as fd (dup'ed; memfd or a
+ * raw file; name is for messages), and the innermost-namespace pid of a
+ * host pid (last NStgid field of /proc/PID/status; 0 or -errno).
+ * codemap__open* read every record present before returning; a file still
+ * being created (shorter than its header or zero magic) gives -EAGAIN.
+ * codemap__open_pid refuses a map whose writer_pid is not the JVM's
+ * namespace pid (left by a dead JVM): -ESTALE.
+ */
+int codemap__open_fd(struct codemap **out, int fd, const char *name,
+		     char *err, size_t errlen);
+int codemap__nspid(pid_t pid, pid_t *nspid);
+
+/* read what was appended; 0, or -errno (then the map is disabled) */
+int codemap__update(struct codemap *cm);
+bool codemap__ok(const struct codemap *cm);
+const char *codemap__error(const struct codemap *cm);	/* NULL when ok */
+uint32_t codemap__writer_pid(const struct codemap *cm);
+/* additions: the last header read (disabled_reason NUL-terminated), the
+ * path used in messages, and the bytes this reader holds (<= ~2x the map) */
+const struct cm_file_header *codemap__header(const struct codemap *cm);
+const char *codemap__path(const struct codemap *cm);
+size_t codemap__mem_bytes(const struct codemap *cm);
+
+/* NULL until a VM record was read */
+const struct cm_vm_consts *codemap__vm(const struct codemap *cm);
+uint32_t codemap__jdk_major(const struct codemap *cm);
+const char *codemap__vm_version(const struct codemap *cm);
+
+const struct codemap_method *codemap__method(const struct codemap *cm,
+					     uint64_t method);
+/* line for bci from the method's table, -1 when unknown */
+int codemap_method__line(const struct codemap_method *m, int bci);
+
+/*
+ * the blob that held pc at time t (t = 0: whatever holds it now). Of the
+ * blobs whose [load_ns, unload_ns) holds t the newest; when none does, the
+ * earliest loaded after t (JVMTI posts loads after the code is installed).
+ * Lookups return NULL once the map failed; iteration still works.
+ */
+const struct codemap_blob *codemap__find(const struct codemap *cm,
+					 uint64_t pc, uint64_t t);
+/* pc descriptor for pc: the nearest at or after it; NULL if none */
+const struct codemap_pcdesc *codemap_blob__pcdesc(const struct codemap_blob *b,
+						  uint64_t pc);
+
+/* thread by tid (as the JVM sees it) alive at t; NULL when unknown */
+const struct codemap_thread *codemap__thread(const struct codemap *cm,
+					     uint32_t tid, uint64_t t);
+
+void codemap__stats(const struct codemap *cm, struct codemap_stats *out);
+
+/* iteration, for `asgst-bpf codemap` and raw files; record order */
+size_t codemap__nblobs(const struct codemap *cm);
+const struct codemap_blob *codemap__blob_at(const struct codemap *cm, size_t i);
+size_t codemap__nmethods(const struct codemap *cm);
+const struct codemap_method *codemap__method_at(const struct codemap *cm,
+						size_t i);
+size_t codemap__nthreads(const struct codemap *cm);
+const struct codemap_thread *codemap__thread_at(const struct codemap *cm,
+						size_t i);
+
+#endif /* ASGST_CODEMAP_H */

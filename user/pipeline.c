@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Sample pipeline: records are copied into a FIFO as they arrive and decoded
+ * a little later (decode_delay_ns), so the code map of a JVM has recorded the
+ * compiled code a sample hit before the sample is decoded against it. A
+ * process is looked at the first time one of its samples arrives (its maps
+ * are cached then, so samples of a process that exits soon after still
+ * symbolize).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "codemap.h"
+#include "decode.h"
+#include "pipeline.h"
+#include "profile.h"
+#include "sample.h"
+#include "strtab.h"
+#include "symbolize.h"
+#include "trace.h"
+
+#define DEFAULT_DELAY_NS	(400ull * 1000 * 1000)
+#define CODEMAP_RETRY_NS	(1000ull * 1000 * 1000)
+
+struct proc_state {
+	pid_t pid;
+	bool used;
+	bool is_jvm;
+	bool map_failed;	/* reported once, Java decoding off */
+	const char *comm;	/* process comm, interned */
+	struct codemap *cm;
+	uint64_t cm_next_try_ns;
+};
+
+struct queued {
+	struct queued *next;
+	uint64_t arrival_ns;
+	size_t len;
+	uint64_t data[];	/* 8-aligned record copy */
+};
+
+struct pipeline {
+	struct profile *prof;
+	struct capture *cap;
+	struct pipeline_opts opts;
+	struct strtab *st;	/* the profile's */
+	struct symbolizer *sz;
+	struct decoder *dec;
+	struct proc_state *procs;	/* open addressing by pid */
+	size_t procs_cap;
+	size_t procs_n;
+	struct queued *head, *tail;
+	struct frame *frames;
+	struct pipeline_stats stats;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct pipeline *pipeline__new(struct profile *p, struct capture *c,
+			       const struct pipeline_opts *o)
+{
+	struct pipeline *pl = calloc(1, sizeof(*pl));
+
+	if (!pl)
+		return NULL;
+	pl->prof = p;
+	pl->cap = c;
+	if (o)
+		pl->opts = *o;
+	if (!pl->opts.decode_delay_ns)
+		pl->opts.decode_delay_ns = DEFAULT_DELAY_NS;
+	pl->st = profile__strtab(p);
+	pl->sz = symbolizer__new(pl->st);
+	pl->dec = pl->sz ? decoder__new(pl->sz, pl->st) : NULL;
+	pl->procs_cap = 256;
+	pl->procs = calloc(pl->procs_cap, sizeof(*pl->procs));
+	pl->frames = calloc(TRACE_MAX_FRAMES, sizeof(*pl->frames));
+	if (!pl->sz || !pl->dec || !pl->procs || !pl->frames) {
+		pipeline__free(pl);
+		return NULL;
+	}
+	return pl;
+}
+
+void pipeline__free(struct pipeline *pl)
+{
+	struct queued *q, *n;
+
+	if (!pl)
+		return;
+	for (q = pl->head; q; q = n) {
+		n = q->next;
+		free(q);
+	}
+	for (size_t i = 0; pl->procs && i < pl->procs_cap; i++)
+		codemap__free(pl->procs[i].cm);
+	free(pl->procs);
+	free(pl->frames);
+	decoder__free(pl->dec);
+	symbolizer__free(pl->sz);
+	free(pl);
+}
+
+static struct proc_state *proc_slot(struct proc_state *tab, size_t cap,
+				    pid_t pid)
+{
+	size_t i = ((size_t)pid * 2654435761u) & (cap - 1);
+
+	while (tab[i].used && tab[i].pid != pid)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int procs_grow(struct pipeline *pl)
+{
+	size_t ncap = pl->procs_cap * 2;
+	struct proc_state *nt = calloc(ncap, sizeof(*nt));
+
+	if (!nt)
+		return -ENOMEM;
+	for (size_t i = 0; i < pl->procs_cap; i++)
+		if (pl->procs[i].used)
+			*proc_slot(nt, ncap, pl->procs[i].pid) = pl->procs[i];
+	free(pl->procs);
+	pl->procs = nt;
+	pl->procs_cap = ncap;
+	return 0;
+}
+
+static const char *read_comm(struct strtab *st, pid_t pid)
+{
+	char path[64], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return strtab__intern(st, buf);
+}
+
+static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
+			     uint64_t now)
+{
+	char err[512];
+	int rc;
+
+	if (ps->cm || ps->map_failed || now < ps->cm_next_try_ns)
+		return;
+	ps->cm_next_try_ns = now + CODEMAP_RETRY_NS;
+	rc = codemap__open_pid(&ps->cm, ps->pid, err, sizeof(err));
+	if (rc == -ENOENT)
+		return;		/* no agent (yet): native frames only */
+	if (rc) {
+		ps->map_failed = true;
+		if (!pl->opts.quiet)
+			fprintf(stderr, "asgst-bpf: %s\n", err);
+		return;
+	}
+	pl->stats.jvms_decoded++;
+}
+
+/* first sight of a process: cache what it is while it is still there */
+static struct proc_state *proc_get(struct pipeline *pl, pid_t pid,
+				   const char *thread_comm)
+{
+	struct proc_state *ps;
+
+	ps = proc_slot(pl->procs, pl->procs_cap, pid);
+	if (ps->used)
+		return ps;
+	if ((pl->procs_n + 1) * 2 > pl->procs_cap) {
+		if (procs_grow(pl))
+			return NULL;
+		ps = proc_slot(pl->procs, pl->procs_cap, pid);
+	}
+	memset(ps, 0, sizeof(*ps));
+	ps->used = true;
+	ps->pid = pid;
+	pl->procs_n++;
+	pl->stats.processes++;
+	ps->comm = read_comm(pl->st, pid);
+	if (!ps->comm)
+		ps->comm = strtab__intern_n(pl->st, thread_comm,
+					    ASGST_COMM_LEN);
+	ps->is_jvm = symbolizer__is_jvm(pl->sz, pid);
+	if (ps->is_jvm) {
+		pl->stats.jvms++;
+		if (pl->cap)
+			capture__set_window(pl->cap, pid, true);
+		proc_try_codemap(pl, ps, mono_ns());
+	}
+	return ps;
+}
+
+int pipeline__push(struct pipeline *pl, const void *data, size_t len)
+{
+	const struct asgst_sample_hdr *h = data;
+	struct queued *q;
+
+	pl->stats.records++;
+	if (len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC)
+		proc_get(pl, (pid_t)h->pid, h->comm);
+	q = malloc(sizeof(*q) + len);
+	if (!q)
+		return -ENOMEM;
+	q->next = NULL;
+	q->arrival_ns = mono_ns();
+	q->len = len;
+	memcpy(q->data, data, len);
+	if (pl->tail)
+		pl->tail->next = q;
+	else
+		pl->head = q;
+	pl->tail = q;
+	pl->stats.queued++;
+	return 0;
+}
+
+static void decode_one(struct pipeline *pl, const struct queued *q,
+		       uint64_t now)
+{
+	struct sample s;
+	struct trace t;
+	struct proc_state *ps;
+	struct codemap *cm;
+	const struct codemap_thread *th;
+	const char *why = NULL;
+
+	if (sample__parse(q->data, q->len, &s, &why)) {
+		pl->stats.bad_records++;
+		return;
+	}
+	ps = proc_get(pl, (pid_t)s.hdr->pid, s.hdr->comm);
+	if (!ps)
+		return;
+	if (ps->is_jvm)
+		proc_try_codemap(pl, ps, now);
+	memset(&t, 0, sizeof(t));
+	cm = ps->cm && codemap__ok(ps->cm) ? ps->cm : NULL;
+	decoder__trace(pl->dec, &s, cm, ps->is_jvm, &t, pl->frames,
+		       TRACE_MAX_FRAMES);
+	t.comm = ps->comm;
+	if (cm && (th = codemap__thread(cm, s.hdr->ns_tid,
+					    s.hdr->ktime_ns)) && th->name)
+		t.thread = th->name;
+	if (!t.thread)
+		t.thread = strtab__intern_n(pl->st, s.hdr->comm,
+					    ASGST_COMM_LEN);
+	if (t.error)
+		pl->stats.decode_errors++;
+	if (profile__add(pl->prof, &t, 1,
+			 s.hdr->event == ASGST_EV_OFFCPU ? s.hdr->weight_ns : 0))
+		return;
+	pl->stats.decoded++;
+}
+
+void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
+{
+	struct queued *q;
+	bool updated = false;
+
+	if (!pl->head)
+		return;
+	if (!now_ns)
+		now_ns = mono_ns();
+	while ((q = pl->head)) {
+		if (!flush && q->arrival_ns + pl->opts.decode_delay_ns > now_ns)
+			break;
+		if (!updated) {
+			/* catch the code maps up once per batch */
+			for (size_t i = 0; i < pl->procs_cap; i++) {
+				struct proc_state *ps = &pl->procs[i];
+
+				if (ps->used && ps->cm && codemap__update(ps->cm) &&
+				    !ps->map_failed) {
+					ps->map_failed = true;
+					if (!pl->opts.quiet)
+						fprintf(stderr, "asgst-bpf: %s\n",
+							codemap__error(ps->cm));
+				}
+			}
+			updated = true;
+		}
+		pl->head = q->next;
+		if (!pl->head)
+			pl->tail = NULL;
+		pl->stats.queued--;
+		decode_one(pl, q, now_ns);
+		free(q);
+	}
+}
+
+void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out)
+{
+	*out = pl->stats;
+}

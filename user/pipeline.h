@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * From raw sample records to a profile: per-process state (comm, JVM or
+ * not, code map), a short delay queue so a JVM's code map has caught up with
+ * the code a sample hit before the sample is decoded, decoding and
+ * aggregation.
+ */
+#ifndef ASGST_PIPELINE_H
+#define ASGST_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct profile;
+struct capture;
+
+struct pipeline_opts {
+	bool no_attach;		/* never inject the agent */
+	bool quiet;
+	const char *agent_path;	/* libasgst-agent.so, NULL: not found */
+	uint64_t decode_delay_ns;	/* queue delay, 0: default */
+};
+
+struct pipeline_stats {
+	uint64_t records;	/* records received */
+	uint64_t bad_records;	/* failed sample__parse */
+	uint64_t decoded;	/* added to the profile */
+	uint64_t decode_errors;	/* traces with an error code */
+	uint64_t processes;	/* distinct pids seen */
+	uint64_t jvms;		/* of which JVMs */
+	uint64_t jvms_decoded;	/* JVMs with a usable code map */
+	uint64_t attached;	/* agents injected by this run */
+	size_t queued;		/* samples waiting to be decoded */
+};
+
+struct pipeline;
+
+struct pipeline *pipeline__new(struct profile *p, struct capture *c,
+			       const struct pipeline_opts *o);
+void pipeline__free(struct pipeline *pl);
+/* a record from the ring buffer: copied, queued; 0 or -ENOMEM */
+int pipeline__push(struct pipeline *pl, const void *data, size_t len);
+/* decode queued samples older than the delay (all when flush) */
+void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush);
+void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out);
+
+#endif /* ASGST_PIPELINE_H */

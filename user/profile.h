@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Aggregation: stacks counted per (pid, tid, thread, kind, error, frames).
+ * profile__add() copies the trace and interns its strings, so the caller's
+ * trace may be reused right after.
+ */
+#ifndef ASGST_PROFILE_H
+#define ASGST_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+struct strtab;
+
+struct profile_meta {
+	uint32_t frequency_hz;
+	uint64_t duration_ns;
+	uint64_t samples;	/* samples recorded (decoded or not) */
+	uint64_t lost;		/* samples the kernel could not record */
+};
+
+struct profile_stack {
+	struct trace trace;	/* strings interned in the profile's strtab */
+	uint64_t count;		/* samples */
+	uint64_t weight_ns;	/* off-CPU time (0 for cpu samples) */
+};
+
+struct profile;
+
+struct profile *profile__new(void);
+void profile__free(struct profile *p);
+struct strtab *profile__strtab(struct profile *p);
+struct profile_meta *profile__meta(struct profile *p);
+const struct profile_meta *profile__meta_const(const struct profile *p);
+/* 0 or -ENOMEM */
+int profile__add(struct profile *p, const struct trace *t, uint64_t count,
+		 uint64_t weight_ns);
+size_t profile__nstacks(const struct profile *p);
+/* stacks in insertion order; i < profile__nstacks() */
+const struct profile_stack *profile__stack(const struct profile *p, size_t i);
+
+#endif /* ASGST_PROFILE_H */

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Strict parser of the sample records defined in bpf/sampler.h. */
+#ifndef ASGST_SAMPLE_H
+#define ASGST_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/types.h>	/* __u32 etc. for the shared header */
+
+#include "sampler.h"
+
+struct sample {
+	const struct asgst_sample_hdr *hdr;
+	const uint64_t *kstack;		/* hdr->kstack_n pcs */
+	const uint64_t *ustack;		/* hdr->ustack_n pcs */
+	const uint8_t *window;		/* hdr->window_len bytes from hdr->sp */
+};
+
+/*
+ * Validate a record of len bytes and point out its parts (no copy; the
+ * pointers are into data, which must be 8-byte aligned). 0, or -EINVAL with
+ * *why set to a static reason ("bad magic", "truncated tail", ...).
+ */
+int sample__parse(const void *data, size_t len, struct sample *out,
+		  const char **why);
+
+#endif /* ASGST_SAMPLE_H */

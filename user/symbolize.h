@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Native and kernel symbolization. A struct symbolizer owns:
+ *  - a per-process cache (pid -> its /proc/PID/maps, read through
+ *    /proc/PID/root for containers), refreshed when a pc falls into no known
+ *    mapping; a process that exits keeps its last state;
+ *  - a module cache keyed by build-id (else dev+inode) with each module's
+ *    ELF symbols (.symtab, .dynsym, debug file by build-id under
+ *    /usr/lib/debug/.build-id/, .gnu_debuglink), C++ names demangled;
+ *  - the kernel symbols from /proc/kallsyms.
+ * Strings it hands out are interned in the strtab given at creation.
+ */
+#ifndef ASGST_SYMBOLIZE_H
+#define ASGST_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace.h"
+
+struct strtab;
+struct symbolizer;
+
+/* One mapping of a process, as symbolize hands it to the decoder. */
+struct sym_map {
+	uint64_t start, end;	/* [start, end) virtual addresses */
+	uint64_t pgoff;		/* file offset of start */
+	uint64_t bias;		/* load bias: file vaddr = pc - bias */
+	const char *path;	/* interned; NULL for anonymous */
+	bool exec;
+	bool is_jvm;		/* the module is libjvm.so */
+};
+
+struct symbolizer *symbolizer__new(struct strtab *st);
+void symbolizer__free(struct symbolizer *sz);
+
+/*
+ * Fill out->symbol, out->module, out->offset (and FRAME_F_JVM_CPP when the
+ * module is libjvm) for a user pc of process pid; out->type and out->pc are
+ * set by the caller. An unknown pc keeps module/offset when the mapping is
+ * known ("module+0xoffset"), never fails the frame. 0 when a symbol was
+ * found, -ENOENT otherwise.
+ */
+int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
+		       struct frame *out);
+/* kernel pc -> out->symbol ("do_syscall_64"); 0 or -ENOENT */
+int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out);
+/* the mapping holding pc, refreshing the process once if needed; NULL if none */
+const struct sym_map *symbolizer__find_map(struct symbolizer *sz, pid_t pid,
+					    uint64_t pc);
+/* process maps include libjvm.so (reads maps if not cached) */
+bool symbolizer__is_jvm(struct symbolizer *sz, pid_t pid);
+/* re-read the maps of pid now (e.g. when a JVM loaded new code) */
+int symbolizer__refresh(struct symbolizer *sz, pid_t pid);
+
+/*
+ * Additions (symbolize helper): where separate debug files are looked up
+ * (default /usr/lib/debug: DIR/.build-id/xx/yyyy.debug and DIR/<module dir>/
+ * for .gnu_debuglink); NULL restores the default. 0 or -ENOMEM.
+ */
+int symbolizer__set_debug_root(struct symbolizer *sz, const char *dir);
+/* kernel symbols from this file instead of /proc/kallsyms (tests, replays) */
+int symbolizer__set_kallsyms_path(struct symbolizer *sz, const char *path);
+/* distinct modules loaded so far (memory figures, tests) */
+size_t symbolizer__nmodules(const struct symbolizer *sz);
+
+/* how module files were reached (summary lines, tests) */
+struct symbolizer_stats {
+	size_t modules;		/* distinct modules (build-id, else file) */
+	size_t procs;		/* processes with cached maps */
+	size_t open_root;	/* opened via /proc/PID/root (openat2) */
+	size_t open_map_files;	/* via /proc/PID/map_files fallback */
+	size_t open_failed;	/* unreachable: pcs shown as module+0xoff */
+	size_t map_reads;	/* /proc/PID/maps reads */
+};
+void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out);
+
+#endif /* ASGST_SYMBOLIZE_H */
