@@ -47,7 +47,11 @@ int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		       struct frame *out);
 /* kernel pc -> out->symbol ("do_syscall_64"); 0 or -ENOENT */
 int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out);
-/* the mapping holding pc, refreshing the process once if needed; NULL if none */
+/*
+ * the mapping holding pc, refreshing the process once if needed; NULL if none.
+ * The pointer stays valid until the maps of that pid are read again (a later
+ * call with an unknown pc of that pid, or symbolizer__refresh).
+ */
 const struct sym_map *symbolizer__find_map(struct symbolizer *sz, pid_t pid,
 					    uint64_t pc);
 /* process maps include libjvm.so (reads maps if not cached) */

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ELF symbol lookup on the fixtures: PIE, shared library (real addresses by
+ * dlopen+dlsym), stripped + debug file by build-id and by .gnu_debuglink,
+ * build-id, load bias, the vdso image. Expected addresses come from nm.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "elf_symbols.h"
+#include "maps.h"
+#include "fixtures/fixture_path.h"
+
+static struct elf_module *load_fx(const char *name, const char *debug_root,
+				  bool with_path)
+{
+	char path[PATH_MAX], droot[PATH_MAX];
+	struct elf_module_opts o = { .root_fd = -1 };
+	struct elf_module *m;
+	int fd;
+
+	fixture_path(path, sizeof(path), name);
+	if (debug_root)
+		o.debug_root = fixture_path(droot, sizeof(droot), debug_root);
+	if (with_path)
+		o.path = path;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	m = elf_module__load(fd, &o);
+	close(fd);
+	assert_non_null(m);
+	return m;
+}
+
+static void expect_sym(const struct elf_module *m, uint64_t vaddr,
+		       const char *name)
+{
+	long idx = elf_module__lookup(m, vaddr);
+
+	if (idx < 0)
+		fail_msg("no symbol at 0x%llx, want %s", (unsigned long long)vaddr,
+			 name);
+	assert_string_equal(elf_module__sym_name(m, idx), name);
+}
+
+static void test_pie(void **state)
+{
+	static const char *const fns[] = { "fx_alpha", "fx_beta",
+					   "fx_local_gamma", "main" };
+	struct elf_module *m = load_fx("fx_pie", "empty-debugroot", true);
+	size_t i;
+
+	(void)state;
+	assert_true(elf_module__sources(m) & ELF_SRC_SYMTAB);
+	for (i = 0; i < 4; i++) {
+		char t;
+		uint64_t a = fixture_nm_addr("fx_pie.nm", fns[i], &t);
+		long idx;
+		uint64_t sz, past;
+
+		assert_true(a != 0);
+		expect_sym(m, a, fns[i]);
+		expect_sym(m, a + 1, fns[i]);
+		idx = elf_module__lookup(m, a);
+		sz = elf_module__sym_size(m, idx);
+		assert_true(sz > 0);
+		expect_sym(m, a + sz - 1, fns[i]);
+		/* past the size: nothing, or the next symbol, never this one */
+		idx = elf_module__lookup(m, a + sz);
+		past = a + sz;
+		if (idx >= 0) {
+			assert_string_not_equal(elf_module__sym_name(m, idx), fns[i]);
+			assert_true(elf_module__sym_addr(m, idx) <= past);
+		}
+	}
+	/* below every symbol */
+	assert_int_equal(elf_module__lookup(m, 0x10), -ENOENT);
+	elf_module__free(m);
+}
+
+static void test_build_id(void **state)
+{
+	char path[PATH_MAX], dir[PATH_MAX], hex[2 * ELF_BUILD_ID_MAX + 1];
+	char want[2 * ELF_BUILD_ID_MAX + 1] = "";
+	uint8_t id[ELF_BUILD_ID_MAX];
+	struct dirent *de;
+	DIR *d, *sub;
+	int fd, n;
+
+	(void)state;
+	/* the fixture rule named the debug file after readelf's build-id */
+	fixture_path(dir, sizeof(dir), "debugroot/.build-id");
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		char subp[PATH_MAX + 300];
+		struct dirent *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(subp, sizeof(subp), "%s/%s", dir, de->d_name);
+		sub = opendir(subp);
+		assert_non_null(sub);
+		while ((f = readdir(sub))) {
+			size_t l = strlen(f->d_name);
+
+			if (l > 6 && strcmp(f->d_name + l - 6, ".debug") == 0)
+				snprintf(want, sizeof(want), "%.2s%.*s", de->d_name,
+					 (int)(l - 6), f->d_name);
+		}
+		closedir(sub);
+	}
+	closedir(d);
+	assert_true(strlen(want) == 40);
+	fd = open(fixture_path(path, sizeof(path), "fx_pie.stripped"), O_RDONLY);
+	assert_true(fd >= 0);
+	n = elf_read_build_id(fd, id, sizeof(id));
+	close(fd);
+	assert_int_equal(n, 20);
+	elf_build_id_hex(id, n, hex);
+	assert_string_equal(hex, want);
+	/* a file that is not ELF */
+	fd = open(fixture_path(path, sizeof(path), "jvm17.maps"), O_RDONLY);
+	assert_true(elf_read_build_id(fd, id, sizeof(id)) < 0);
+	close(fd);
+}
+
+static void test_stripped_build_id(void **state)
+{
+	uint64_t a = fixture_nm_addr("fx_pie.nm", "fx_local_gamma", NULL);
+	struct elf_module *m;
+
+	(void)state;
+	assert_true(a != 0);
+	/* no debug file reachable: the local function is unknown */
+	m = load_fx("fx_pie.stripped", "empty-debugroot", true);
+	assert_false(elf_module__sources(m) & ELF_SRC_SYMTAB);
+	assert_false(elf_module__sources(m) & ELF_SRC_DEBUG_BUILDID);
+	assert_true(elf_module__lookup(m, a) < 0 ||
+		    strcmp(elf_module__sym_name(m, elf_module__lookup(m, a)),
+			   "fx_local_gamma") != 0);
+	elf_module__free(m);
+	/* the debug root has it by build-id */
+	m = load_fx("fx_pie.stripped", "debugroot", true);
+	assert_true(elf_module__sources(m) & ELF_SRC_DEBUG_BUILDID);
+	expect_sym(m, a + 2, "fx_local_gamma");
+	expect_sym(m, fixture_nm_addr("fx_pie.nm", "fx_alpha", NULL), "fx_alpha");
+	elf_module__free(m);
+}
+
+static void test_debuglink(void **state)
+{
+	uint64_t a = fixture_nm_addr("libfx.so.nm", "fx_lib_hidden", NULL);
+	uint64_t b = fixture_nm_addr("libfx.so.nm", "fx_lib_add", NULL);
+	static const char *const names[] = { "dl/libfx.so", "dl2/libfx.so" };
+	size_t i;
+
+	(void)state;
+	assert_true(a && b);
+	for (i = 0; i < 2; i++) {
+		struct elf_module *m;
+
+		/* exported names come from .dynsym even without debug info */
+		m = load_fx(names[i], "empty-debugroot", false);
+		assert_true(elf_module__sources(m) & ELF_SRC_DYNSYM);
+		assert_false(elf_module__sources(m) & ELF_SRC_DEBUG_LINK);
+		expect_sym(m, b, "fx_lib_add");
+		elf_module__free(m);
+		/* with the file's path, .gnu_debuglink finds the debug file */
+		m = load_fx(names[i], "empty-debugroot", true);
+		assert_true(elf_module__sources(m) & ELF_SRC_DEBUG_LINK);
+		expect_sym(m, a, "fx_lib_hidden");
+		expect_sym(m, b + 3, "fx_lib_add");
+		elf_module__free(m);
+	}
+}
+
+/* dlopen'ed library: real run-time addresses, bias from the real mapping */
+static void test_shared_dlopen(void **state)
+{
+	char path[PATH_MAX];
+	struct elf_module *m;
+	struct maps mp;
+	void *h, *add, *hidden;
+	void *(*hidden_addr)(void);
+	Dl_info di;
+	size_t i;
+	int checked = 0;
+
+	(void)state;
+	fixture_path(path, sizeof(path), "libfx.so");
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	add = dlsym(h, "fx_lib_add");
+	*(void **)&hidden_addr = dlsym(h, "fx_lib_hidden_addr");
+	assert_non_null(add);
+	assert_non_null(hidden_addr);
+	hidden = hidden_addr();
+	assert_true(dladdr(add, &di) != 0);
+	m = load_fx("libfx.so", "empty-debugroot", true);
+	expect_sym(m, (uintptr_t)add - (uintptr_t)di.dli_fbase, "fx_lib_add");
+	expect_sym(m, (uintptr_t)hidden - (uintptr_t)di.dli_fbase, "fx_lib_hidden");
+	/* nm agrees with the dynamic loader */
+	assert_int_equal((uintptr_t)add - (uintptr_t)di.dli_fbase,
+			 fixture_nm_addr("libfx.so.nm", "fx_lib_add", NULL));
+	/*
+	 * the code mapping and the first one get the loader's base as bias
+	 * (a read-only page shared by two PT_LOADs is ambiguous on its own)
+	 */
+	assert_int_equal(maps__read(getpid(), &mp), 0);
+	for (i = 0; i < mp.n; i++) {
+		if (!mp.e[i].path || strcmp(mp.e[i].path, path) != 0 ||
+		    (!mp.e[i].x && mp.e[i].pgoff != 0))
+			continue;
+		assert_int_equal(elf_module__bias(m, mp.e[i].start, mp.e[i].pgoff,
+						  mp.e[i].x),
+				 (uintptr_t)di.dli_fbase);
+		checked++;
+	}
+	assert_true(checked >= 2);
+	maps__free(&mp);
+	elf_module__free(m);
+	dlclose(h);
+}
+
+static void test_vdso(void **state)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	const struct maps_entry *e;
+	struct elf_module *m;
+	struct maps mp;
+	long idx;
+
+	(void)state;
+	if (!base)
+		skip();
+	assert_int_equal(maps__read(getpid(), &mp), 0);
+	e = maps__find(&mp, base);
+	assert_non_null(e);
+	assert_string_equal(e->path, "[vdso]");
+	m = elf_module__load_mem((void *)base, e->end - e->start);
+	assert_non_null(m);
+	idx = elf_module__find_name(m, "__vdso_clock_gettime");
+	assert_true(idx >= 0 || elf_module__find_name(m, "clock_gettime") >= 0);
+	if (idx < 0)
+		idx = elf_module__find_name(m, "clock_gettime");
+	assert_int_equal(elf_module__lookup(m, elf_module__sym_addr(m, idx) + 1),
+			 idx);
+	/* the vdso is linked at 0: its bias is where the kernel put it */
+	assert_int_equal(elf_module__bias(m, e->start, 0, true), e->start);
+	elf_module__free(m);
+	maps__free(&mp);
+}
+
+static void test_not_elf(void **state)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	(void)state;
+	fd = open(fixture_path(path, sizeof(path), "kallsyms.sample"), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_null(elf_module__load(fd, NULL));
+	close(fd);
+	assert_null(elf_module__load_mem("\x7f" "ELF garbage", 11));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pie),
+		cmocka_unit_test(test_build_id),
+		cmocka_unit_test(test_stripped_build_id),
+		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_shared_dlopen),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_not_elf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

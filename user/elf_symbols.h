@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One ELF module's symbols (libelf): function symbols from .symtab, else
+ * .dynsym plus a separate debug file (by build-id under DEBUG_ROOT/.build-id/,
+ * then .gnu_debuglink next to the file, in .debug/, in DEBUG_ROOT/<dir>),
+ * sorted for binary search; PT_LOAD headers for the load bias; build-id.
+ */
+#ifndef ASGST_ELF_SYMBOLS_H
+#define ASGST_ELF_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_BUILD_ID_MAX	64
+#define ELF_DEFAULT_DEBUG_ROOT	"/usr/lib/debug"
+
+struct elf_module;
+
+struct elf_module_opts {
+	const char *debug_root;	/* NULL = ELF_DEFAULT_DEBUG_ROOT (host) */
+	int root_fd;		/* dirfd of the process root, -1 = host "/" */
+	const char *path;	/* path of the module inside that root (for
+				 * .gnu_debuglink directories), may be NULL */
+};
+
+/* where a module's symbols came from (elf_module__sources bits) */
+#define ELF_SRC_SYMTAB		(1u << 0)
+#define ELF_SRC_DYNSYM		(1u << 1)
+#define ELF_SRC_DEBUG_BUILDID	(1u << 2)
+#define ELF_SRC_DEBUG_LINK	(1u << 3)
+
+/* open path under root_fd (openat2 RESOLVE_IN_ROOT), -1 = plain open; fd or -errno */
+int elf_open_in_root(int root_fd, const char *path);
+
+/* build-id of the ELF file on fd (file offset untouched); length or -errno */
+int elf_read_build_id(int fd, uint8_t *id, size_t cap);
+/* "abcd..." hex of id into buf (2*len+1 bytes) */
+void elf_build_id_hex(const uint8_t *id, size_t len, char *buf);
+
+/* load a module from fd (fd stays owned by the caller); NULL + errno */
+struct elf_module *elf_module__load(int fd, const struct elf_module_opts *o);
+/* load from an in-memory image (the vdso); NULL + errno */
+struct elf_module *elf_module__load_mem(const void *img, size_t len);
+void elf_module__free(struct elf_module *m);
+
+size_t elf_module__nsyms(const struct elf_module *m);
+unsigned int elf_module__sources(const struct elf_module *m);
+/* build-id bytes (length in *len, 0 when none) */
+const uint8_t *elf_module__build_id(const struct elf_module *m, size_t *len);
+
+/*
+ * Load bias of a mapping [start, ...) at file offset pgoff, from the PT_LOAD
+ * that maps that offset (exec preferred): file vaddr = pc - bias. Without a
+ * matching PT_LOAD: start - pgoff.
+ */
+uint64_t elf_module__bias(const struct elf_module *m, uint64_t start,
+			  uint64_t pgoff, bool exec);
+
+/*
+ * Symbol index for file vaddr: the last symbol at or before vaddr that
+ * covers it (size 0: nearest preceding). -ENOENT when none.
+ */
+long elf_module__lookup(const struct elf_module *m, uint64_t vaddr);
+/* raw (mangled) name, address, size of symbol idx */
+const char *elf_module__sym_name(const struct elf_module *m, size_t idx);
+uint64_t elf_module__sym_addr(const struct elf_module *m, size_t idx);
+uint64_t elf_module__sym_size(const struct elf_module *m, size_t idx);
+/* per-symbol slot for a cached display name (the symbolizer's), NULL init */
+const char **elf_module__display_slot(struct elf_module *m, size_t idx);
+/* first symbol with this raw name, or -ENOENT (tests, VMStructs lookups) */
+long elf_module__find_name(const struct elf_module *m, const char *name);
+
+#endif /* ASGST_ELF_SYMBOLS_H */
