@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -60,6 +61,8 @@ static const char record_usage[] =
 "                          every process (JVMs always get one; default\n"
 "                          16384, at most 65536; suffix k allowed)\n"
 "      --no-attach         do not inject the agent into JVMs without one\n"
+"      --stats             print the sampler's in-kernel cost per sample,\n"
+"                          decode cost and peak memory at the end\n"
 "  -q, --quiet             no status line or notices\n"
 "  -h, --help              this help\n";
 
@@ -77,6 +80,7 @@ struct record_args {
 	bool window_all;
 	bool no_attach;
 	bool quiet;
+	bool stats;
 	char **cmd;		/* -- COMMAND */
 };
 
@@ -164,7 +168,7 @@ static int set_target(struct record_args *a, uint32_t mode, const char *what)
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	enum { OPT_CGROUP = 256, OPT_WINDOW, OPT_NO_ATTACH };
+	enum { OPT_CGROUP = 256, OPT_WINDOW, OPT_NO_ATTACH, OPT_STATS };
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -175,6 +179,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "format", required_argument, NULL, 'f' },
 		{ "stack-window", required_argument, NULL, OPT_WINDOW },
 		{ "no-attach", no_argument, NULL, OPT_NO_ATTACH },
+		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -238,6 +243,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_NO_ATTACH:
 			a->no_attach = true;
+			break;
+		case OPT_STATS:
+			a->stats = true;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -372,6 +380,25 @@ static void status_line(const struct pipeline *pl, struct capture *c,
 		(unsigned long long)ps.attached);
 }
 
+/* --stats: what the recording cost, for people and `make bench` */
+static void print_stats(struct capture *c, const struct pipeline_stats *ps,
+			uint64_t decode_ns)
+{
+	uint64_t run_ns = 0, run_cnt = 0;
+	struct rusage ru;
+
+	capture__prog_stats(c, &run_ns, &run_cnt);
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "stats: bpf_run_ns=%llu bpf_run_cnt=%llu "
+		"bpf_ns_per_sample=%.0f decoded=%llu decode_ns_per_sample=%.0f "
+		"decode_errors=%llu peak_rss_kib=%ld\n",
+		(unsigned long long)run_ns, (unsigned long long)run_cnt,
+		run_cnt ? (double)run_ns / (double)run_cnt : 0.0,
+		(unsigned long long)ps->decoded,
+		ps->decoded ? (double)decode_ns / (double)ps->decoded : 0.0,
+		(unsigned long long)ps->decode_errors, ru.ru_maxrss);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
@@ -385,7 +412,7 @@ int cmd_record(int argc, char **argv)
 	uint64_t st[ASGST_STAT_MAX] = { 0 };
 	struct pipeline_stats ps;
 	char err[512];
-	uint64_t t0, t_end = 0, last_status = 0;
+	uint64_t t0, t_end = 0, last_status = 0, t_dec, decode_ns = 0;
 	pid_t child = -1;
 	int go_fd = -1, rc, ret = 1;
 	bool child_done = false, tty;
@@ -475,6 +502,7 @@ int cmd_record(int argc, char **argv)
 		}
 		now = mono_ns();
 		pipeline__process(pl, now, false);
+		decode_ns += mono_ns() - now;
 		if (t_end && now >= t_end)
 			break;
 		if (child > 0 && !child_done) {
@@ -493,7 +521,9 @@ int cmd_record(int argc, char **argv)
 	/* whatever is in the ring buffer still counts */
 	capture__drain(cap, on_record, pl);
 	profile__meta(prof)->duration_ns = mono_ns() - t0;
+	t_dec = mono_ns();
 	pipeline__process(pl, 0, true);
+	decode_ns += mono_ns() - t_dec;
 	if (tty)
 		fputs("\r\033[K", stderr);
 
@@ -513,6 +543,8 @@ int cmd_record(int argc, char **argv)
 		profile__nstacks(prof), (unsigned long long)ps.processes,
 		(unsigned long long)ps.jvms,
 		a.output ? a.output : "stdout");
+	if (a.stats)
+		print_stats(cap, &ps, decode_ns);
 	ret = 0;
 cleanup:
 	if (go_fd >= 0)

@@ -161,7 +161,8 @@ int maps__parse(const char *text, size_t len, struct maps *out)
 		out->e[out->n++] = e;
 	}
 	/* the kernel lists them sorted; a saved or hand-edited file may not */
-	qsort(out->e, out->n, sizeof(*out->e), entry_cmp);
+	if (out->n > 1)
+		qsort(out->e, out->n, sizeof(*out->e), entry_cmp);
 	return 0;
 fail:
 	maps__free(out);
