@@ -22,6 +22,7 @@
 
 #include "capture.h"
 #include "commands.h"
+#include "filter.h"
 #include "output.h"
 #include "pipeline.h"
 #include "profile.h"
@@ -54,9 +55,11 @@ static const char record_usage[] =
 "Options:\n"
 "  -F, --freq HZ           samples per second per CPU (default 99)\n"
 "  -d, --duration SECONDS  stop after this long (default: until Ctrl-C)\n"
-"  -o, --output FILE       write here (default: collapsed to stdout)\n"
-"  -f, --format FORMAT     collapsed, json (default: from -o's extension:\n"
-"                          .collapsed .folded .txt .json)\n"
+"  -o, --output FILE       write here (default: stdout: top on a terminal,\n"
+"                          else collapsed)\n"
+"  -f, --format FORMAT     collapsed, json, pprof, html, top (default: from\n"
+"                          -o's extension: .collapsed .folded .txt .json\n"
+"                          .pb.gz .pprof .html)\n"
 "      --stack-window BYTES  copy this many user-stack bytes per sample for\n"
 "                          every process (JVMs always get one; default\n"
 "                          16384, at most 65536; suffix k allowed)\n"
@@ -64,6 +67,15 @@ static const char record_usage[] =
 "      --stats             print the sampler's in-kernel cost per sample,\n"
 "                          decode cost and peak memory at the end\n"
 "  -q, --quiet             no status line or notices\n"
+"\n"
+"Filters (on the decoded stacks):\n"
+"      --tid TID[,TID...]  only these threads\n"
+"      --thread REGEX      only threads whose name matches\n"
+"      --include REGEX     only stacks with a frame matching REGEX\n"
+"      --exclude REGEX     no stacks with a frame matching REGEX\n"
+"      --kind KIND[,KIND]  java, jvm (JVM-internal threads) or native\n"
+"      --java-only         keep only the Java frames of each stack\n"
+"      --reverse           frames root first (an inverted flame graph)\n"
 "  -h, --help              this help\n";
 
 struct record_args {
@@ -81,6 +93,7 @@ struct record_args {
 	bool no_attach;
 	bool quiet;
 	bool stats;
+	struct filter filter;
 	char **cmd;		/* -- COMMAND */
 };
 
@@ -168,7 +181,8 @@ static int set_target(struct record_args *a, uint32_t mode, const char *what)
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	enum { OPT_CGROUP = 256, OPT_WINDOW, OPT_NO_ATTACH, OPT_STATS };
+	enum { OPT_CGROUP = 256, OPT_WINDOW, OPT_NO_ATTACH, OPT_STATS,
+	       OPT_FILTER };
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -180,12 +194,20 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "stack-window", required_argument, NULL, OPT_WINDOW },
 		{ "no-attach", no_argument, NULL, OPT_NO_ATTACH },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "tid", required_argument, NULL, OPT_FILTER },
+		{ "thread", required_argument, NULL, OPT_FILTER },
+		{ "include", required_argument, NULL, OPT_FILTER },
+		{ "exclude", required_argument, NULL, OPT_FILTER },
+		{ "kind", required_argument, NULL, OPT_FILTER },
+		{ "java-only", no_argument, NULL, OPT_FILTER },
+		{ "reverse", no_argument, NULL, OPT_FILTER },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *fmt = NULL;
-	int c;
+	char ferr[256];
+	int c, li = -1;
 
 	a->freq = 99;
 	a->window = ASGST_DEFAULT_WINDOW;
@@ -193,7 +215,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	optind = 1;
 	/* '+': stop at the first non-option so "-- CMD -x" stays CMD's */
 	while ((c = getopt_long(argc, argv, "+ap:F:d:o:f:qh", longopts,
-				NULL)) != -1) {
+				&li)) != -1) {
 		switch (c) {
 		case 'a':
 			if (set_target(a, ASGST_FILTER_ALL, "-a"))
@@ -247,6 +269,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_STATS:
 			a->stats = true;
 			break;
+		case OPT_FILTER:
+			if (filter__option(&a->filter, longopts[li].name, optarg,
+					   ferr, sizeof(ferr)))
+				return err_line("%s", ferr);
+			break;
 		case 'q':
 			a->quiet = true;
 			break;
@@ -282,7 +309,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		a->format = output_format__from_name(fmt);
 		if (a->format == OUT_NONE || !output__supported(a->format))
 			return err_line("-f: unknown format '%s' (try "
-					"collapsed or json)", fmt);
+					"collapsed, json, pprof, html or top)",
+					fmt);
 	} else if (a->output) {
 		a->format = output_format__from_path(a->output);
 		if (a->format == OUT_NONE)
@@ -292,7 +320,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 					"yet; give -f collapsed or json",
 					a->output);
 	} else {
-		a->format = OUT_COLLAPSED;
+		/* a person at a terminal gets a summary, a pipe gets data */
+		a->format = isatty(STDOUT_FILENO) ? OUT_TOP : OUT_COLLAPSED;
 	}
 	return 0;
 }
@@ -468,6 +497,7 @@ int cmd_record(int argc, char **argv)
 	}
 	prof = profile__new();
 	po.no_attach = a.no_attach;
+	po.filter = filter__active(&a.filter) ? &a.filter : NULL;
 	po.quiet = a.quiet;
 	pl = prof ? pipeline__new(prof, cap, &po) : NULL;
 	if (!pl) {
@@ -559,5 +589,6 @@ cleanup:
 	profile__free(prof);
 	capture__close(cap);
 	free(a.pids);
+	filter__free(&a.filter);
 	return ret;
 }

@@ -8,7 +8,8 @@
 
 bool output__supported(enum output_format f)
 {
-	return f == OUT_COLLAPSED || f == OUT_JSON;
+	return f == OUT_COLLAPSED || f == OUT_JSON || f == OUT_PPROF ||
+	       f == OUT_HTML || f == OUT_TOP;
 }
 
 int output__open(struct output *o, const char *path, enum output_format f,
@@ -43,6 +44,15 @@ int output__write(struct output *o, const struct profile *p, char *err,
 		break;
 	case OUT_JSON:
 		rc = write_json(p, o->f);
+		break;
+	case OUT_PPROF:
+		rc = write_pprof(p, o->f);
+		break;
+	case OUT_HTML:
+		rc = write_html(p, o->f);
+		break;
+	case OUT_TOP:
+		rc = write_top(p, o->f);
 		break;
 	default:
 		rc = -ENOTSUP;

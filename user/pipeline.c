@@ -18,6 +18,7 @@
 #include "capture.h"
 #include "codemap.h"
 #include "decode.h"
+#include "filter.h"
 #include "pipeline.h"
 #include "profile.h"
 #include "sample.h"
@@ -268,6 +269,10 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 					    ASGST_COMM_LEN);
 	if (t.error)
 		pl->stats.decode_errors++;
+	if (pl->opts.filter && !filter__apply(pl->opts.filter, &t)) {
+		pl->stats.filtered++;
+		return;
+	}
 	if (profile__add(pl->prof, &t, 1,
 			 s.hdr->event == ASGST_EV_OFFCPU ? s.hdr->weight_ns : 0))
 		return;

@@ -15,12 +15,14 @@
 
 struct profile;
 struct capture;
+struct filter;
 
 struct pipeline_opts {
 	bool no_attach;		/* never inject the agent */
 	bool quiet;
 	const char *agent_path;	/* libasgst-agent.so, NULL: not found */
 	uint64_t decode_delay_ns;	/* queue delay, 0: default */
+	const struct filter *filter;	/* NULL: keep every stack */
 };
 
 struct pipeline_stats {
@@ -28,6 +30,7 @@ struct pipeline_stats {
 	uint64_t bad_records;	/* failed sample__parse */
 	uint64_t decoded;	/* added to the profile */
 	uint64_t decode_errors;	/* traces with an error code */
+	uint64_t filtered;	/* decoded, dropped by the filter */
 	uint64_t processes;	/* distinct pids seen */
 	uint64_t jvms;		/* of which JVMs */
 	uint64_t jvms_decoded;	/* JVMs with a usable code map */

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Stack filters shared by record and report: which decoded stacks enter the
+ * profile, and how they are shaped (Java frames only, reversed).
+ */
+#ifndef ASGST_FILTER_H
+#define ASGST_FILTER_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct trace;
+
+struct filter {
+	pid_t *pids;		/* --pid: keep these (empty: all) */
+	size_t npids;
+	pid_t *tids;		/* --tid */
+	size_t ntids;
+	bool have_thread, have_include, have_exclude;
+	regex_t thread;		/* --thread: on the thread name */
+	regex_t include;	/* --include: some frame name matches */
+	regex_t exclude;	/* --exclude: no frame name matches */
+	unsigned kind_mask;	/* --kind: 1 << enum trace_kind; 0 = all */
+	bool java_only;		/* --java-only: drop non-Java frames */
+	bool reverse;		/* --reverse: frames root first */
+};
+
+/*
+ * Apply one filter option (name without dashes: "pid", "tid", "thread",
+ * "include", "exclude", "kind", "java-only", "reverse"). 0, or -EINVAL with
+ * a one-line reason in err.
+ */
+int filter__option(struct filter *f, const char *name, const char *arg,
+		   char *err, size_t errlen);
+bool filter__active(const struct filter *f);
+/* true when t is kept; t's frames may be changed in place */
+bool filter__apply(const struct filter *f, struct trace *t);
+void filter__free(struct filter *f);
+
+#endif /* ASGST_FILTER_H */
