@@ -26,9 +26,11 @@
 #include "output.h"
 #include "pipeline.h"
 #include "profile.h"
+#include "raw.h"
 #include "writers.h"
 
 #define MAX_FREQ	100000
+#define MAX_OUTPUTS	8
 
 static volatile sig_atomic_t stop_requested;
 
@@ -56,10 +58,11 @@ static const char record_usage[] =
 "  -F, --freq HZ           samples per second per CPU (default 99)\n"
 "  -d, --duration SECONDS  stop after this long (default: until Ctrl-C)\n"
 "  -o, --output FILE       write here (default: stdout: top on a terminal,\n"
-"                          else collapsed)\n"
-"  -f, --format FORMAT     collapsed, json, pprof, html, top (default: from\n"
-"                          -o's extension: .collapsed .folded .txt .json\n"
-"                          .pb.gz .pprof .html)\n"
+"                          else collapsed); repeat -o for several formats\n"
+"                          from one recording (up to 8)\n"
+"  -f, --format FORMAT     collapsed, json, pprof, html, top, raw (default:\n"
+"                          from -o's extension: .collapsed .folded .txt\n"
+"                          .json .pb.gz .pprof .html .asgst)\n"
 "      --stack-window BYTES  copy this many user-stack bytes per sample for\n"
 "                          every process (JVMs always get one; default\n"
 "                          16384, at most 65536; suffix k allowed)\n"
@@ -86,8 +89,9 @@ struct record_args {
 	const char *cgroup;
 	uint32_t freq;
 	double duration;	/* <= 0: until stopped */
-	const char *output;
-	enum output_format format;
+	const char *outputs[MAX_OUTPUTS];	/* -o, repeatable */
+	enum output_format formats[MAX_OUTPUTS];
+	size_t nout;
 	uint32_t window;
 	bool window_all;
 	bool no_attach;
@@ -250,7 +254,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		}
 		case 'o':
-			a->output = optarg;
+			if (a->nout == MAX_OUTPUTS)
+				return err_line("-o: at most %s outputs", "8");
+			a->outputs[a->nout++] = optarg;
 			break;
 		case 'f':
 			fmt = optarg;
@@ -305,24 +311,37 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (!a->have_target)
 		return err_line("%s", "say what to record: -a, -p PID, "
 				"--cgroup PATH or -- COMMAND (see --help)");
-	if (fmt) {
-		a->format = output_format__from_name(fmt);
-		if (a->format == OUT_NONE || !output__supported(a->format))
-			return err_line("-f: unknown format '%s' (try "
-					"collapsed, json, pprof, html or top)",
-					fmt);
-	} else if (a->output) {
-		a->format = output_format__from_path(a->output);
-		if (a->format == OUT_NONE)
-			a->format = OUT_COLLAPSED;
-		if (!output__supported(a->format))
-			return err_line("-o: format of '%s' is not supported "
-					"yet; give -f collapsed or json",
-					a->output);
-	} else {
-		/* a person at a terminal gets a summary, a pipe gets data */
-		a->format = isatty(STDOUT_FILENO) ? OUT_TOP : OUT_COLLAPSED;
+	if (!a->nout) {
+		/* stdout: a person at a terminal gets a summary, a pipe data */
+		a->outputs[0] = NULL;
+		a->formats[0] = isatty(STDOUT_FILENO) ? OUT_TOP : OUT_COLLAPSED;
+		a->nout = 1;
 	}
+	for (size_t i = 0; i < a->nout; i++) {
+		enum output_format f;
+
+		if (fmt && a->nout == 1) {
+			f = output_format__from_name(fmt);
+			if (f == OUT_NONE || !output__supported(f))
+				return err_line("-f: unknown format '%s' (try "
+						"collapsed, json, pprof, html, "
+						"top or raw)", fmt);
+		} else if (a->outputs[i]) {
+			f = output_format__from_path(a->outputs[i]);
+			if (f == OUT_NONE)
+				f = OUT_COLLAPSED;
+		} else {
+			f = a->formats[i];
+		}
+		if (f == OUT_RAW && (!a->outputs[i] ||
+				     !strcmp(a->outputs[i], "-")))
+			return err_line("%s", "the raw format needs -o "
+					"FILE.asgst");
+		a->formats[i] = f;
+	}
+	if (fmt && a->nout > 1)
+		return err_line("%s", "-f goes with a single -o; with several, "
+				"each output's extension gives its format");
 	return 0;
 }
 
@@ -409,6 +428,36 @@ static void status_line(const struct pipeline *pl, struct capture *c,
 		(unsigned long long)ps.attached);
 }
 
+/*
+ * The output could not be written: nothing recorded is lost, the decoded
+ * stacks go to a raw file in $TMPDIR (or /var/tmp) that report reads.
+ */
+static void keep_recording(struct pipeline *pl, const struct profile *prof,
+			   const char *why)
+{
+	const char *dir = getenv("TMPDIR");
+	struct raw_writer *w = NULL;
+	char path[4096], err[512];
+	int rc;
+
+	if (!dir || !*dir)
+		dir = "/var/tmp";
+	snprintf(path, sizeof(path), "%s/asgst-bpf-%d-%lld.asgst", dir,
+		 (int)getpid(), (long long)time(NULL));
+	rc = raw_writer__open(&w, path, err, sizeof(err));
+	if (!rc) {
+		rc = raw_writer__stacks(w, prof);
+		(void)pl;
+		rc = raw_writer__close(w, prof) ?: rc;
+	}
+	if (rc)
+		fprintf(stderr, "asgst-bpf record: %s; keeping the recording "
+			"in %s failed too: %s\n", why, path, strerror(-rc));
+	else
+		fprintf(stderr, "asgst-bpf record: %s; the recording is kept in "
+			"%s (asgst-bpf report -i %s -o FILE)\n", why, path, path);
+}
+
 /* --stats: what the recording cost, for people and `make bench` */
 static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 			uint64_t decode_ns)
@@ -436,10 +485,12 @@ int cmd_record(int argc, char **argv)
 	struct profile *prof = NULL;
 	struct pipeline *pl = NULL;
 	struct pipeline_opts po = { 0 };
-	struct output out = { 0 };
+	struct output out[MAX_OUTPUTS] = { 0 };
+	size_t raw_idx = 0;
 	struct sigaction sa = { 0 };
 	uint64_t st[ASGST_STAT_MAX] = { 0 };
 	struct pipeline_stats ps;
+	struct raw_writer *raw = NULL;
 	char err[512];
 	uint64_t t0, t_end = 0, last_status = 0, t_dec, decode_ns = 0;
 	pid_t child = -1;
@@ -457,11 +508,22 @@ int cmd_record(int argc, char **argv)
 		ret = 1;
 		goto cleanup;
 	}
-	/* open the output now: a bad path fails before anything is recorded */
-	if (output__open(&out, a.output, a.format, err, sizeof(err))) {
-		fprintf(stderr, "asgst-bpf record: %s\n", err);
-		ret = 1;
-		goto cleanup;
+	/* open the outputs now: a bad path fails before anything is recorded */
+	for (size_t i = 0; i < a.nout; i++) {
+		if (a.formats[i] == OUT_RAW) {
+			if (raw)
+				continue;	/* one raw file is enough */
+			rc = raw_writer__open(&raw, a.outputs[i], err,
+					      sizeof(err));
+			raw_idx = i;
+		} else {
+			rc = output__open(&out[i], a.outputs[i], a.formats[i],
+					  err, sizeof(err));
+		}
+		if (rc) {
+			fprintf(stderr, "asgst-bpf record: %s\n", err);
+			goto cleanup;
+		}
 	}
 	co.filter_mode = a.filter_mode;
 	co.pids = a.pids;
@@ -497,6 +559,7 @@ int cmd_record(int argc, char **argv)
 	}
 	prof = profile__new();
 	po.no_attach = a.no_attach;
+	po.raw = raw;
 	po.filter = filter__active(&a.filter) ? &a.filter : NULL;
 	po.quiet = a.quiet;
 	pl = prof ? pipeline__new(prof, cap, &po) : NULL;
@@ -560,19 +623,34 @@ int cmd_record(int argc, char **argv)
 	capture__stats(cap, st);
 	profile__meta(prof)->samples = st[ASGST_STAT_SAMPLES];
 	profile__meta(prof)->lost = st[ASGST_STAT_LOST];
-	rc = output__write(&out, prof, err, sizeof(err));
 	pipeline__stats(pl, &ps);
-	if (rc) {
-		fprintf(stderr, "asgst-bpf record: %s\n", err);
-		goto cleanup;
+	for (size_t i = 0; i < a.nout; i++) {
+		if (a.formats[i] == OUT_RAW) {
+			if (i != raw_idx)
+				continue;
+			rc = pipeline__finish_raw(pl);
+			rc = raw_writer__close(raw, prof) ?: rc;
+			raw = NULL;
+			if (rc)
+				snprintf(err, sizeof(err), "writing %s failed: "
+					 "%s", a.outputs[i], strerror(-rc));
+		} else {
+			rc = output__write(&out[i], prof, err, sizeof(err));
+		}
+		if (rc) {
+			keep_recording(pl, prof, err);
+			goto cleanup;
+		}
 	}
 	fprintf(stderr, "asgst-bpf: %llu samples, %llu lost, %zu stacks, "
-		"%llu processes (%llu JVMs) -> %s\n",
+		"%llu processes (%llu JVMs) ->",
 		(unsigned long long)st[ASGST_STAT_SAMPLES],
 		(unsigned long long)st[ASGST_STAT_LOST],
 		profile__nstacks(prof), (unsigned long long)ps.processes,
-		(unsigned long long)ps.jvms,
-		a.output ? a.output : "stdout");
+		(unsigned long long)ps.jvms);
+	for (size_t i = 0; i < a.nout; i++)
+		fprintf(stderr, " %s", a.outputs[i] ? a.outputs[i] : "stdout");
+	fputc('\n', stderr);
 	if (a.stats)
 		print_stats(cap, &ps, decode_ns);
 	ret = 0;
@@ -584,7 +662,9 @@ cleanup:
 		kill(child, SIGTERM);
 		waitpid(child, NULL, 0);
 	}
-	output__close(&out);
+	for (size_t i = 0; i < MAX_OUTPUTS; i++)
+		output__close(&out[i]);
+	raw_writer__close(raw, NULL);
 	pipeline__free(pl);
 	profile__free(prof);
 	capture__close(cap);

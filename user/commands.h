@@ -4,6 +4,7 @@
 #define ASGST_COMMANDS_H
 
 int cmd_record(int argc, char **argv);	/* cmd_record.c */
+int cmd_report(int argc, char **argv);	/* cmd_report.c */
 int cmd_codemap(int argc, char **argv);	/* cmd_codemap.c */
 int cmd_attach(int argc, char **argv);	/* cmd_attach.c */
 int cmd_jvms(int argc, char **argv);	/* cmd_jvms.c */

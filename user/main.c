@@ -13,6 +13,7 @@ static const char usage[] =
 "\n"
 "Commands:\n"
 "  record     sample stacks and write a profile (needs root)\n"
+"  report     decode a raw recording (.asgst) again, into any format\n"
 "  attach     load the asgst agent into a running JVM\n"
 "  jvms       list the JVMs on this host and their agent/code-map state\n"
 "  codemap    print a JVM's code map as text\n"
@@ -27,6 +28,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "record", cmd_record },
+	{ "report", cmd_report },
 	{ "attach", cmd_attach },
 	{ "jvms", cmd_jvms },
 	{ "codemap", cmd_codemap },

@@ -9,7 +9,7 @@
 bool output__supported(enum output_format f)
 {
 	return f == OUT_COLLAPSED || f == OUT_JSON || f == OUT_PPROF ||
-	       f == OUT_HTML || f == OUT_TOP;
+	       f == OUT_HTML || f == OUT_TOP || f == OUT_RAW;
 }
 
 int output__open(struct output *o, const char *path, enum output_format f,

@@ -21,6 +21,7 @@
 #include "filter.h"
 #include "pipeline.h"
 #include "profile.h"
+#include "raw.h"
 #include "sample.h"
 #include "strtab.h"
 #include "symbolize.h"
@@ -165,7 +166,8 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 	char err[512];
 	int rc;
 
-	if (ps->cm || ps->map_failed || now < ps->cm_next_try_ns)
+	if (ps->cm || ps->map_failed || now < ps->cm_next_try_ns ||
+	    pl->opts.offline)
 		return;
 	ps->cm_next_try_ns = now + CODEMAP_RETRY_NS;
 	rc = codemap__open_pid(&ps->cm, ps->pid, err, sizeof(err));
@@ -199,6 +201,12 @@ static struct proc_state *proc_get(struct pipeline *pl, pid_t pid,
 	ps->pid = pid;
 	pl->procs_n++;
 	pl->stats.processes++;
+	if (pl->opts.offline) {
+		/* not recorded as a process: native frames, as far as they go */
+		ps->comm = strtab__intern_n(pl->st, thread_comm,
+					    ASGST_COMM_LEN);
+		return ps;
+	}
 	ps->comm = read_comm(pl->st, pid);
 	if (!ps->comm)
 		ps->comm = strtab__intern_n(pl->st, thread_comm,
@@ -213,6 +221,20 @@ static struct proc_state *proc_get(struct pipeline *pl, pid_t pid,
 	return ps;
 }
 
+/* the reservation is of fixed size: keep only the part the counts cover */
+static size_t record_used_len(const void *data, size_t len)
+{
+	struct sample s;
+	const char *why;
+	size_t used;
+
+	if (((uintptr_t)data & 7) || sample__parse(data, len, &s, &why))
+		return len;
+	used = s.hdr->hdr_size + 8ull * (s.hdr->kstack_n + s.hdr->ustack_n) +
+	       s.hdr->window_len;
+	return used < len ? used : len;
+}
+
 int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
@@ -221,6 +243,9 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 	pl->stats.records++;
 	if (len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC)
 		proc_get(pl, (pid_t)h->pid, h->comm);
+	if (pl->opts.raw)
+		raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, data,
+				  record_used_len(data, len), NULL, 0);
 	q = malloc(sizeof(*q) + len);
 	if (!q)
 		return -ENOMEM;
@@ -318,4 +343,58 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out)
 {
 	*out = pl->stats;
+}
+
+int pipeline__finish_raw(struct pipeline *pl)
+{
+	int rc = 0;
+
+	if (!pl->opts.raw)
+		return 0;
+	for (size_t i = 0; i < pl->procs_cap; i++) {
+		struct proc_state *ps = &pl->procs[i];
+		const char *text = NULL;
+		size_t len = 0;
+
+		if (!ps->used)
+			continue;
+		symbolizer__maps_text(pl->sz, ps->pid, &text, &len);
+		rc = raw_writer__proc(pl->opts.raw, ps->pid, ps->is_jvm,
+				      ps->comm, text, len);
+		if (rc)
+			break;
+	}
+	return rc;
+}
+
+int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
+			  bool is_jvm, const char *maps, size_t maps_len,
+			  struct codemap *cm)
+{
+	struct proc_state *ps;
+	int rc;
+
+	if ((pl->procs_n + 1) * 2 > pl->procs_cap && procs_grow(pl)) {
+		codemap__free(cm);
+		return -ENOMEM;
+	}
+	ps = proc_slot(pl->procs, pl->procs_cap, pid);
+	if (!ps->used) {
+		memset(ps, 0, sizeof(*ps));
+		ps->used = true;
+		ps->pid = pid;
+		pl->procs_n++;
+		pl->stats.processes++;
+		if (is_jvm)
+			pl->stats.jvms++;
+	}
+	ps->comm = strtab__intern(pl->st, comm ? comm : "");
+	ps->is_jvm = is_jvm;
+	if (cm) {
+		codemap__free(ps->cm);
+		ps->cm = cm;
+		pl->stats.jvms_decoded++;
+	}
+	rc = maps_len ? symbolizer__add_offline(pl->sz, pid, maps, maps_len) : 0;
+	return rc;
 }

@@ -16,6 +16,8 @@
 struct profile;
 struct capture;
 struct filter;
+struct raw_writer;
+struct codemap;
 
 struct pipeline_opts {
 	bool no_attach;		/* never inject the agent */
@@ -23,6 +25,8 @@ struct pipeline_opts {
 	const char *agent_path;	/* libasgst-agent.so, NULL: not found */
 	uint64_t decode_delay_ns;	/* queue delay, 0: default */
 	const struct filter *filter;	/* NULL: keep every stack */
+	struct raw_writer *raw;		/* also keep the samples (.asgst) */
+	bool offline;			/* report: never look at /proc */
 };
 
 struct pipeline_stats {
@@ -48,5 +52,11 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len);
 /* decode queued samples older than the delay (all when flush) */
 void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush);
 void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out);
+/* end of a recording: write what a raw file needs besides the samples */
+int pipeline__finish_raw(struct pipeline *pl);
+/* report: a process as recorded (maps text; cm may be NULL, taken over) */
+int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
+			  bool is_jvm, const char *maps, size_t maps_len,
+			  struct codemap *cm);
 
 #endif /* ASGST_PIPELINE_H */

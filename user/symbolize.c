@@ -60,9 +60,12 @@ struct proc {
 	bool gone;			/* maps could not be read any more */
 	bool is_jvm;
 	bool read_once;
+	bool offline;			/* from a raw file: never read /proc */
 	uint64_t last_refresh_ns;
 	struct pmap *maps;
 	size_t nmaps;
+	char *maps_text;		/* the text the maps were parsed from */
+	size_t maps_len;
 };
 
 struct symbolizer {
@@ -108,6 +111,9 @@ static void free_proc_maps(struct proc *p)
 	free(p->maps);
 	p->maps = NULL;
 	p->nmaps = 0;
+	free(p->maps_text);
+	p->maps_text = NULL;
+	p->maps_len = 0;
 }
 
 void symbolizer__free(struct symbolizer *sz)
@@ -274,7 +280,7 @@ static int open_mapping(struct symbolizer *sz, pid_t pid, int root_fd,
 		if (fd >= 0)
 			sz->stats.open_root++;
 	}
-	if (fd < 0) {
+	if (fd < 0 && pid > 0) {
 		/* deleted, replaced or unreachable in the root: the mapped file */
 		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid,
 			 (unsigned long long)e->start, (unsigned long long)e->end);
@@ -391,25 +397,25 @@ static struct module *resolve_vdso(struct symbolizer *sz, pid_t pid,
 	return sz->vdso;
 }
 
-static int proc_read(struct symbolizer *sz, struct proc *p)
+/*
+ * Build p's mappings from a maps text (taken over: freed with p). Module
+ * files are opened under root_fd; mf_pid is the pid whose map_files may be
+ * used as a fallback (0: none, for processes that are gone).
+ */
+static int proc_load(struct symbolizer *sz, struct proc *p, char *text,
+		     size_t len, int root_fd, pid_t mf_pid)
 {
 	struct maps mp;
 	struct pmap *pm = NULL;
-	char rootp[64];
-	int root_fd, err;
+	int err;
 	size_t i, n = 0;
 	bool jvm = false;
 
-	p->last_refresh_ns = now_ns();
-	sz->stats.map_reads++;
-	err = maps__read(p->pid, &mp);
+	err = maps__parse(text, len, &mp);
 	if (err) {
-		if (err == -ENOENT || err == -ESRCH)
-			p->gone = true;
+		free(text);
 		return err;
 	}
-	snprintf(rootp, sizeof(rootp), "/proc/%d/root", (int)p->pid);
-	root_fd = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	pm = calloc(mp.n ? mp.n : 1, sizeof(*pm));
 	if (!pm) {
 		err = -ENOMEM;
@@ -438,9 +444,10 @@ static int proc_read(struct symbolizer *sz, struct proc *p)
 			q->m.is_jvm = strcmp(basename_of(e->path), "libjvm.so") == 0;
 			jvm |= q->m.is_jvm;
 			if (e->x)
-				q->mod = resolve_module(sz, p->pid, root_fd, e);
+				q->mod = resolve_module(sz, mf_pid, root_fd, e);
 		} else if (e->x && strcmp(e->path, "[vdso]") == 0) {
-			q->mod = resolve_vdso(sz, p->pid, e);
+			q->mod = mf_pid > 0 ? resolve_vdso(sz, mf_pid, e) :
+				 NULL;
 			q->m.bias = e->start;
 		} else {
 			q->m.bias = e->start;
@@ -469,16 +476,92 @@ static int proc_read(struct symbolizer *sz, struct proc *p)
 	free_proc_maps(p);
 	p->maps = pm;
 	p->nmaps = n;
+	p->maps_text = text;
+	p->maps_len = len;
+	text = NULL;
 	p->is_jvm = jvm;
 	p->read_once = true;
 	pm = NULL;
 cleanup:
 	free(pm);
-	if (root_fd >= 0)
-		close(root_fd);
+	free(text);
 	maps__free(&mp);
 	return err;
 }
+
+static int proc_read(struct symbolizer *sz, struct proc *p)
+{
+	char path[64], *text = NULL;
+	size_t len = 0;
+	int fd, root_fd, err;
+
+	if (p->offline)
+		return 0;
+	p->last_refresh_ns = now_ns();
+	sz->stats.map_reads++;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = maps__slurp(fd, &text, &len);
+	close(fd);
+	if (!err && len == 0)
+		err = -ESRCH;	/* a zombie's maps are empty: it is gone */
+	if (err)
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)p->pid);
+	root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = proc_load(sz, p, text, len, root_fd, p->pid);
+	if (root_fd >= 0)
+		close(root_fd);
+	return err;
+fail:
+	free(text);
+	if (err == -ENOENT || err == -ESRCH)
+		p->gone = true;
+	return err;
+}
+
+int symbolizer__maps_text(struct symbolizer *sz, pid_t pid, const char **text,
+			  size_t *len)
+{
+	struct proc *p = sz ? proc_get(sz, pid, false) : NULL;
+
+	if (!p || !p->maps_text)
+		return -ENOENT;
+	*text = p->maps_text;
+	*len = p->maps_len;
+	return 0;
+}
+
+int symbolizer__add_offline(struct symbolizer *sz, pid_t pid, const char *text,
+			    size_t len)
+{
+	struct proc *p = sz ? proc_get(sz, pid, true) : NULL;
+	char *copy;
+	int root_fd, err;
+
+	if (!p)
+		return -ENOMEM;
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	/* the process is gone (or its pid reused): files by their host path */
+	root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = proc_load(sz, p, copy, len, root_fd, 0);
+	if (root_fd >= 0)
+		close(root_fd);
+	p->offline = true;
+	p->gone = true;
+	p->read_once = true;
+	return err;
+}
+
+
 
 static struct pmap *proc_find(struct proc *p, uint64_t pc)
 {

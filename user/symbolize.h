@@ -58,6 +58,13 @@ const struct sym_map *symbolizer__find_map(struct symbolizer *sz, pid_t pid,
 bool symbolizer__is_jvm(struct symbolizer *sz, pid_t pid);
 /* re-read the maps of pid now (e.g. when a JVM loaded new code) */
 int symbolizer__refresh(struct symbolizer *sz, pid_t pid);
+/* the /proc/PID/maps text the current maps of pid came from (raw files) */
+int symbolizer__maps_text(struct symbolizer *sz, pid_t pid, const char **text,
+			  size_t *len);
+/* a process known only from a recording: maps from text, files opened by
+ * their host paths, /proc never read for it */
+int symbolizer__add_offline(struct symbolizer *sz, pid_t pid, const char *text,
+			    size_t len);
 
 /*
  * Additions (symbolize helper): where separate debug files are looked up

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The raw recording file (.asgst): everything needed to decode a recording
+ * later on the same host, after the processes are gone (asgst-bpf report).
+ *
+ *   struct raw_file_hdr
+ *   chunks: struct raw_chunk + len bytes of payload + padding to 8
+ *
+ * Chunk payloads:
+ *   RAW_SAMPLE   one sample record (bpf/sampler.h), as the kernel sent it
+ *   RAW_PROC     struct raw_proc + comm + /proc/PID/maps text
+ *   RAW_CODEMAP  struct raw_codemap + code-map bytes at that file offset
+ *                (the chunks of one pid, in order, rebuild its map)
+ *   RAW_STACKS   decoded stacks (struct raw_stack ...), written when a
+ *                recording's output could not be written
+ *   RAW_META     struct raw_meta (last)
+ *
+ * Little-endian x86_64. The reader checks every length against the file and
+ * the payload; a bad file is a one-line error.
+ */
+#ifndef ASGST_RAW_H
+#define ASGST_RAW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define RAW_MAGIC		"ASGSTRAW"
+#define RAW_VERSION		1
+#define RAW_MAX_CHUNK		(256u << 20)
+
+struct raw_file_hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t hdr_size;
+};
+
+enum raw_chunk_type {
+	RAW_SAMPLE = 1,
+	RAW_PROC = 2,
+	RAW_CODEMAP = 3,
+	RAW_STACKS = 4,
+	RAW_META = 5,
+};
+
+struct raw_chunk {
+	uint32_t type;
+	uint32_t pad;
+	uint64_t len;		/* payload bytes, without padding */
+};
+
+#define RAW_PROC_JVM		(1u << 0)
+
+struct raw_proc {
+	uint32_t pid;
+	uint32_t flags;		/* RAW_PROC_* */
+	uint32_t comm_len;
+	uint32_t pad;
+	uint64_t maps_len;
+};
+
+struct raw_codemap {
+	uint32_t pid;
+	uint32_t pad;
+	uint64_t offset;	/* file offset of the bytes that follow */
+};
+
+struct raw_meta {
+	uint32_t frequency_hz;
+	uint32_t pad;
+	uint64_t duration_ns;
+	uint64_t samples;
+	uint64_t lost;
+};
+
+struct profile;
+
+/* writer */
+struct raw_writer;
+int raw_writer__open(struct raw_writer **out, const char *path, char *err,
+		     size_t errlen);
+int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
+		      size_t alen, const void *b, size_t blen);
+int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
+		     const char *comm, const char *maps, size_t maps_len);
+int raw_writer__stacks(struct raw_writer *w, const struct profile *p);
+/* writes RAW_META and closes; 0 or -errno (the first write error) */
+int raw_writer__close(struct raw_writer *w, const struct profile *p);
+const char *raw_writer__path(const struct raw_writer *w);
+
+/* reader */
+struct raw_reader;
+int raw_reader__open(struct raw_reader **out, const char *path, char *err,
+		     size_t errlen);
+/* 1 and the next chunk (payload valid until the next call), 0 at the end,
+ * -EINVAL with err set on a bad file */
+int raw_reader__next(struct raw_reader *r, uint32_t *type,
+		     const void **payload, uint64_t *len, char *err,
+		     size_t errlen);
+void raw_reader__close(struct raw_reader *r);
+/* RAW_STACKS payload -> stacks added to p; 0 or -EINVAL */
+int raw__load_stacks(struct profile *p, const void *payload, uint64_t len);
+
+#endif /* ASGST_RAW_H */
