@@ -568,6 +568,11 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	profile__meta(prof)->frequency_hz = a.freq;
+	/* JVMs among the targets get their stack window from the start */
+	if (a.filter_mode == ASGST_FILTER_ALL)
+		pipeline__prime_jvms(pl);
+	for (size_t i = 0; i < a.npids; i++)
+		pipeline__prime(pl, a.pids[i]);
 
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);

@@ -7,6 +7,7 @@
  * are cached then, so samples of a process that exits soon after still
  * symbolize).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "codemap.h"
 #include "decode.h"
 #include "filter.h"
+#include "maps.h"
 #include "pipeline.h"
 #include "profile.h"
 #include "raw.h"
@@ -30,6 +32,8 @@
 #define DEFAULT_DELAY_NS	(400ull * 1000 * 1000)
 #define CODEMAP_RETRY_NS	(1000ull * 1000 * 1000)
 
+struct raw_tap_ctx;
+
 struct proc_state {
 	pid_t pid;
 	bool used;
@@ -37,6 +41,7 @@ struct proc_state {
 	bool map_failed;	/* reported once, Java decoding off */
 	const char *comm;	/* process comm, interned */
 	struct codemap *cm;
+	struct raw_tap_ctx *tap;	/* raw recordings only */
 	uint64_t cm_next_try_ns;
 };
 
@@ -106,8 +111,10 @@ void pipeline__free(struct pipeline *pl)
 		n = q->next;
 		free(q);
 	}
-	for (size_t i = 0; pl->procs && i < pl->procs_cap; i++)
+	for (size_t i = 0; pl->procs && i < pl->procs_cap; i++) {
 		codemap__free(pl->procs[i].cm);
+		free(pl->procs[i].tap);
+	}
 	free(pl->procs);
 	free(pl->frames);
 	decoder__free(pl->dec);
@@ -160,6 +167,20 @@ static const char *read_comm(struct strtab *st, pid_t pid)
 	return strtab__intern(st, buf);
 }
 
+/* raw recordings keep each code map's bytes as the reader consumed them */
+struct raw_tap_ctx {
+	struct raw_writer *raw;
+	pid_t pid;
+};
+
+static void raw_tap(void *ctx, uint64_t off, const void *buf, size_t len)
+{
+	const struct raw_tap_ctx *t = ctx;
+	struct raw_codemap rc = { .pid = (uint32_t)t->pid, .offset = off };
+
+	raw_writer__chunk(t->raw, RAW_CODEMAP, &rc, sizeof(rc), buf, len);
+}
+
 static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 			     uint64_t now)
 {
@@ -171,8 +192,8 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 		return;
 	ps->cm_next_try_ns = now + CODEMAP_RETRY_NS;
 	rc = codemap__open_pid(&ps->cm, ps->pid, err, sizeof(err));
-	if (rc == -ENOENT)
-		return;		/* no agent (yet): native frames only */
+	if (rc == -ENOENT || rc == -EAGAIN)
+		return;		/* no agent (yet), or still starting: retry */
 	if (rc) {
 		ps->map_failed = true;
 		if (!pl->opts.quiet)
@@ -180,6 +201,20 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 		return;
 	}
 	pl->stats.jvms_decoded++;
+	if (pl->opts.raw && (ps->tap = malloc(sizeof(*ps->tap)))) {
+		ps->tap->raw = pl->opts.raw;
+		ps->tap->pid = ps->pid;
+		codemap__set_tap(ps->cm, raw_tap, ps->tap);
+	}
+}
+
+static void proc_became_jvm(struct pipeline *pl, struct proc_state *ps)
+{
+	ps->is_jvm = true;
+	pl->stats.jvms++;
+	if (pl->cap)
+		capture__set_window(pl->cap, ps->pid, true);
+	proc_try_codemap(pl, ps, mono_ns());
 }
 
 /* first sight of a process: cache what it is while it is still there */
@@ -211,13 +246,8 @@ static struct proc_state *proc_get(struct pipeline *pl, pid_t pid,
 	if (!ps->comm)
 		ps->comm = strtab__intern_n(pl->st, thread_comm,
 					    ASGST_COMM_LEN);
-	ps->is_jvm = symbolizer__is_jvm(pl->sz, pid);
-	if (ps->is_jvm) {
-		pl->stats.jvms++;
-		if (pl->cap)
-			capture__set_window(pl->cap, pid, true);
-		proc_try_codemap(pl, ps, mono_ns());
-	}
+	if (symbolizer__is_jvm(pl->sz, pid))
+		proc_became_jvm(pl, ps);
 	return ps;
 }
 
@@ -281,6 +311,8 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 		return;
 	if (ps->is_jvm)
 		proc_try_codemap(pl, ps, now);
+	else if (!pl->opts.offline && symbolizer__is_jvm(pl->sz, ps->pid))
+		proc_became_jvm(pl, ps);	/* exec'd java, maps reread */
 	memset(&t, 0, sizeof(t));
 	cm = ps->cm && codemap__ok(ps->cm) ? ps->cm : NULL;
 	decoder__trace(pl->dec, &s, cm, ps->is_jvm, &t, pl->frames,
@@ -358,6 +390,18 @@ int pipeline__finish_raw(struct pipeline *pl)
 
 		if (!ps->used)
 			continue;
+		if (ps->cm) {
+			/* the header last, with write_pos where we stopped */
+			static uint8_t hdr[CM_HEADER_SIZE];
+			struct cm_file_header h = *codemap__header(ps->cm);
+			struct raw_codemap rcm = { .pid = (uint32_t)ps->pid };
+
+			h.write_pos = codemap__pos(ps->cm);
+			memset(hdr, 0, sizeof(hdr));
+			memcpy(hdr, &h, sizeof(h));
+			raw_writer__chunk(pl->opts.raw, RAW_CODEMAP, &rcm,
+					  sizeof(rcm), hdr, sizeof(hdr));
+		}
 		symbolizer__maps_text(pl->sz, ps->pid, &text, &len);
 		rc = raw_writer__proc(pl->opts.raw, ps->pid, ps->is_jvm,
 				      ps->comm, text, len);
@@ -397,4 +441,44 @@ int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 	}
 	rc = maps_len ? symbolizer__add_offline(pl->sz, pid, maps, maps_len) : 0;
 	return rc;
+}
+
+int pipeline__prime(struct pipeline *pl, pid_t pid)
+{
+	return proc_get(pl, pid, "") ? 0 : -ENOMEM;
+}
+
+/* -a: JVMs already running get their stack window from the first sample */
+int pipeline__prime_jvms(struct pipeline *pl)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char path[64], *text = NULL;
+		size_t len = 0;
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		int fd;
+
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* a cheap look first: only JVMs are read in full */
+		if (!maps__slurp(fd, &text, &len) && memmem(text, len,
+							   "/libjvm.so\n", 11)) {
+			pipeline__prime(pl, (pid_t)pid);
+			n++;
+		}
+		free(text);
+		close(fd);
+	}
+	closedir(d);
+	return n;
 }

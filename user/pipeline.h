@@ -52,6 +52,10 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len);
 /* decode queued samples older than the delay (all when flush) */
 void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush);
 void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out);
+/* look at a process now (targets of -p / --), not at its first sample */
+int pipeline__prime(struct pipeline *pl, pid_t pid);
+/* prime every running JVM (-a); the number found, or -errno */
+int pipeline__prime_jvms(struct pipeline *pl);
 /* end of a recording: write what a raw file needs besides the samples */
 int pipeline__finish_raw(struct pipeline *pl);
 /* report: a process as recorded (maps text; cm may be NULL, taken over) */

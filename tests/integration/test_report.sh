@@ -1,0 +1,62 @@
+#!/bin/sh
+# record -o x.asgst -o x.json, then report -i x.asgst after the process has
+# exited: the same stacks as the live decode. Bad raw files and outputs get
+# one-line errors; an unwritable output keeps the recording in a raw file.
+. "$(dirname "$0")/lib.sh"
+need_bpf
+
+"$ASGST" record -q -F 499 -o "$TMP/r.asgst" -o "$TMP/live.json" -- \
+	"$WL/native_chain" 2 1 > /dev/null || fail "record failed"
+"$ASGST" report -q -i "$TMP/r.asgst" -o "$TMP/rep.json" || fail "report failed"
+python3 - "$TMP/live.json" "$TMP/rep.json" <<'PY' || fail "report differs from the live decode"
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert a["samples"] > 100, a["samples"]
+for k in ("frequency_hz", "duration_ns", "samples", "lost"):
+    assert a[k] == b[k], (k, a[k], b[k])
+key = lambda s: json.dumps(s, sort_keys=True)
+assert sorted(map(key, a["stacks"])) == sorted(map(key, b["stacks"])), "stacks"
+print("INFO: report == live: %d samples, %d stacks" % (a["samples"], len(a["stacks"])))
+PY
+# other formats and filters from the same file
+"$ASGST" report -q -i "$TMP/r.asgst" -f collapsed --include nc_leaf -o "$TMP/rep.collapsed" \
+	|| fail "report collapsed"
+grep -q 'nc_chain1;.*nc_leaf [0-9]*$' "$TMP/rep.collapsed" || fail "collapsed chain"
+"$ASGST" report -q -i "$TMP/r.asgst" -f top | grep -q nc_leaf || fail "report top"
+
+expect_err() {
+	word=$1; shift
+	"$@" > "$TMP/out" 2> "$TMP/err"
+	rc=$?
+	[ "$rc" -ne 0 ] || fail "'$*' exited 0"
+	[ "$(wc -l < "$TMP/err")" -eq 1 ] || { cat "$TMP/err"; fail "'$*': not one line"; }
+	grep -qi -- "$word" "$TMP/err" || { cat "$TMP/err"; fail "'$*': no '$word'"; }
+	echo "INFO: $(cat "$TMP/err")"
+}
+size=$(stat -c %s "$TMP/r.asgst")
+head -c $((size / 2)) "$TMP/r.asgst" > "$TMP/trunc.asgst"
+expect_err "truncated" "$ASGST" report -i "$TMP/trunc.asgst" -o "$TMP/x.json"
+printf 'garbage garbage garbage garbage' > "$TMP/garbage.asgst"
+expect_err "not an asgst-bpf raw file" "$ASGST" report -i "$TMP/garbage.asgst"
+python3 -c "
+d=bytearray(open('$TMP/r.asgst','rb').read()); d[8]=9
+open('$TMP/v9.asgst','wb').write(d)"
+expect_err "version 9" "$ASGST" report -i "$TMP/v9.asgst"
+python3 -c "
+import struct
+d=bytearray(open('$TMP/r.asgst','rb').read()); struct.pack_into('<Q', d, 16+8, 1<<40)
+open('$TMP/big.asgst','wb').write(d)"
+expect_err "does not fit" "$ASGST" report -i "$TMP/big.asgst"
+expect_err "cannot read" "$ASGST" report -i "$TMP/nonexistent.asgst"
+expect_err "bad regular expression" "$ASGST" report -i "$TMP/r.asgst" --thread '[x'
+expect_err "cannot write" "$ASGST" report -i "$TMP/r.asgst" -o /nonexistent/x.json
+
+# an output that cannot be written at the end: the recording is kept
+TMPDIR="$TMP" "$ASGST" record -q -F 199 -o /dev/full -- "$WL/native_chain" 1 \
+	> /dev/null 2> "$TMP/full.err" && fail "writing to /dev/full succeeded"
+cat "$TMP/full.err"
+kept=$(sed -n 's/.*the recording is kept in \([^ ]*\) .*/\1/p' "$TMP/full.err")
+[ -f "$kept" ] || fail "no kept raw file named"
+"$ASGST" report -q -i "$kept" -f collapsed | grep -q 'nc_leaf [0-9]*$' \
+	|| fail "kept raw file does not hold the stacks"
+exit 0
