@@ -116,6 +116,16 @@ const struct cm_file_header *codemap__header(const struct codemap *cm);
 const char *codemap__path(const struct codemap *cm);
 size_t codemap__mem_bytes(const struct codemap *cm);
 
+/*
+ * Raw recordings: fn gets every byte range of records the reader consumed
+ * (file offset, bytes), first what was consumed before the call, then each
+ * update's. codemap__pos() is the end of what was consumed.
+ */
+typedef void (*codemap_tap_fn)(void *ctx, uint64_t off, const void *buf,
+			       size_t len);
+int codemap__set_tap(struct codemap *cm, codemap_tap_fn fn, void *ctx);
+uint64_t codemap__pos(const struct codemap *cm);
+
 /* NULL until a VM record was read */
 const struct cm_vm_consts *codemap__vm(const struct codemap *cm);
 uint32_t codemap__jdk_major(const struct codemap *cm);

@@ -1,0 +1,1236 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Code-map reader: maps built here by a small writer that appends records
+ * in the exact format of agent/codemap_format.h, plus the real maps the
+ * agent wrote (tests/data/codemaps/NAME.map).
+ *
+ * `test_codemap --write-seeds DIR` writes the fuzz seeds instead.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "codemap.h"
+#include "commands.h"
+
+/* ---- writer ------------------------------------------------------------ */
+
+struct mapw {
+	uint8_t *buf;
+	size_t len, cap;
+	size_t rec;		/* start of the record being built */
+};
+
+static void w_reserve(struct mapw *w, size_t n)
+{
+	if (w->len + n <= w->cap)
+		return;
+	while (w->len + n > w->cap)
+		w->cap = w->cap ? w->cap * 2 : 8192;
+	w->buf = realloc(w->buf, w->cap);
+	assert_non_null(w->buf);
+}
+
+static void w_put(struct mapw *w, const void *p, size_t n)
+{
+	w_reserve(w, n);
+	memcpy(w->buf + w->len, p, n);
+	w->len += n;
+}
+
+static void w_pad(struct mapw *w, size_t a)
+{
+	static const uint8_t z[8];
+
+	while (w->len % a)
+		w_put(w, z, 1);
+}
+
+static void w_str(struct mapw *w, const char *s)
+{
+	uint16_t n = (uint16_t)strlen(s);
+
+	w_put(w, &n, 2);
+	w_put(w, s, n);
+}
+
+static struct cm_file_header *w_hdr(struct mapw *w)
+{
+	return (struct cm_file_header *)w->buf;
+}
+
+static void w_init(struct mapw *w, uint32_t pid)
+{
+	struct cm_file_header h = { 0 };
+
+	memset(w, 0, sizeof(*w));
+	memcpy(h.magic, CM_MAGIC, 8);
+	h.version = CM_VERSION;
+	h.header_size = CM_HEADER_SIZE;
+	h.writer_pid = pid;
+	h.flags = CM_F_READY;
+	h.max_size = CM_DEFAULT_MAX;
+	h.start_ns = 1;
+	w_reserve(w, CM_HEADER_SIZE);
+	memset(w->buf, 0, CM_HEADER_SIZE);
+	memcpy(w->buf, &h, sizeof(h));
+	w->len = CM_HEADER_SIZE;
+	w_hdr(w)->write_pos = w->len;
+}
+
+/* a record: fixed part (with its cm_rec_hdr) first */
+static void w_begin(struct mapw *w, const void *fixed, size_t n)
+{
+	w->rec = w->len;
+	w_put(w, fixed, n);
+}
+
+static void w_end(struct mapw *w)
+{
+	uint32_t len;
+
+	w_pad(w, 8);
+	len = (uint32_t)(w->len - w->rec);
+	memcpy(w->buf + w->rec + offsetof(struct cm_rec_hdr, len), &len, 4);
+	w_hdr(w)->write_pos = w->len;
+}
+
+static struct cm_rec_hdr rh(uint32_t type, uint64_t t)
+{
+	struct cm_rec_hdr h = { .type = type, .time_ns = t };
+
+	return h;
+}
+
+static void add_vm(struct mapw *w, uint64_t t, uint32_t jdk, const char *ver)
+{
+	struct cm_vm v;
+
+	memset(&v, 0xff, sizeof(v));	/* every const CM_ABSENT */
+	v.h = rh(CM_REC_VM, t);
+	v.jdk_major = jdk;
+	v.pad = 0;
+	v.c.blob_frame_size = 20;
+	v.c.nm_entry_bci = -1;
+	v.c.if_method = -3;
+	v.c.if_bcp = -8;
+	v.c.pad0 = 0;
+	v.c.call_stub_return = 0x7000100;
+	v.c.interp_begin = 0x7000000;
+	v.c.interp_end = 0x7000800;
+	v.c.code_low = 0x7000000;
+	v.c.code_high = 0x8000000;
+	v.c.cont_return_barrier = 0;
+	v.c.cont_return_pc = 0;
+	memset(v.c.reserved, 0, sizeof(v.c.reserved));
+	w_begin(w, &v, sizeof(v));
+	w_str(w, ver);
+	w_end(w);
+}
+
+static void add_method(struct mapw *w, uint64_t t, uint64_t mp,
+		       const char *klass, const char *name, const char *sig,
+		       const char *src, uint32_t n_lines,
+		       const struct cm_line *lines)
+{
+	struct cm_method m = {
+		.h = rh(CM_REC_METHOD, t),
+		.method = mp,
+		.const_method = mp + 0x100,
+		.modifiers = 1,
+		.n_lines = n_lines,
+	};
+
+	w_begin(w, &m, sizeof(m));
+	w_str(w, klass);
+	w_str(w, name);
+	w_str(w, sig);
+	w_str(w, src);
+	w_pad(w, 4);
+	w_put(w, lines, (size_t)n_lines * sizeof(*lines));
+	w_end(w);
+}
+
+struct tpc {
+	uint32_t off, depth;
+	struct cm_frame f[4];
+};
+
+static void add_code(struct mapw *w, uint64_t t, uint64_t start, uint64_t end,
+		     uint64_t mp, int level, int frame, uint32_t n_pool,
+		     const uint64_t *pool, uint32_t n_pcs,
+		     const struct tpc *pcs)
+{
+	struct cm_code c = {
+		.h = rh(CM_REC_CODE, t),
+		.start = start,
+		.end = end,
+		.blob = start - 0x80,
+		.method = mp,
+		.verified_entry = start + 0x20 < end ? start + 0x20 : 0,
+		.kind = CM_CODE_NMETHOD,
+		.comp_level = level,
+		.frame_size = frame,
+		.frame_complete = end - start > 0x14 ? 0x14 : -1,
+		.n_pcs = n_pcs,
+		.n_methods = n_pool,
+	};
+
+	w_begin(w, &c, sizeof(c));
+	w_put(w, pool, (size_t)n_pool * 8);
+	for (uint32_t i = 0; i < n_pcs; i++) {
+		struct cm_pcdesc d = { pcs[i].off, pcs[i].depth };
+
+		w_put(w, &d, sizeof(d));
+		w_put(w, pcs[i].f, (size_t)pcs[i].depth * sizeof(struct cm_frame));
+	}
+	w_end(w);
+}
+
+static void add_unload(struct mapw *w, uint64_t t, uint64_t start, uint64_t mp)
+{
+	struct cm_unload u = { rh(CM_REC_UNLOAD, t), start, mp };
+
+	w_begin(w, &u, sizeof(u));
+	w_end(w);
+}
+
+static void add_stub(struct mapw *w, uint64_t t, uint64_t start, uint64_t end,
+		     uint32_t kind, int frame, const char *name)
+{
+	struct cm_stub s = {
+		.h = rh(CM_REC_STUB, t),
+		.start = start,
+		.end = end,
+		.kind = kind,
+		.frame_size = frame,
+		.frame_complete = -1,
+	};
+
+	w_begin(w, &s, sizeof(s));
+	w_str(w, name);
+	w_end(w);
+}
+
+static void add_thread(struct mapw *w, uint64_t t, uint32_t tid, uint64_t jt,
+		       uint32_t flags, const char *name)
+{
+	struct cm_thread th = { rh(CM_REC_THREAD, t), jt, tid, flags };
+
+	w_begin(w, &th, sizeof(th));
+	w_str(w, name);
+	w_end(w);
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+static char tmpdir[] = "/tmp/test_codemap.XXXXXX";
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, p, n), (ssize_t)n);
+	close(fd);
+}
+
+static char *tpath(const char *name)
+{
+	static char buf[8][PATH_MAX];
+	static int k;
+	char *p = buf[k++ % 8];
+
+	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static int open_buf(struct codemap **cm, const struct mapw *w,
+		    const char *name, char *err, size_t errlen)
+{
+	write_file(tpath(name), w->buf, w->len);
+	return codemap__open(cm, "/", tpath(name), err, errlen);
+}
+
+/* a map with everything: methods with lines, inlined code, stubs, threads */
+#define M_RUN		0x10000ull
+#define M_FOO		0x10100ull
+#define M_BAR		0x10200ull
+#define M_NATIVE	0x10300ull
+
+static void build_full(struct mapw *w, uint32_t pid)
+{
+	static const struct cm_line run_lines[] = { { 0, 10 }, { 5, 11 },
+						    { 12, 14 } };
+	/* deliberately unsorted: the reader sorts */
+	static const struct cm_line foo_lines[] = { { 8, 21 }, { 0, 20 } };
+	static const struct cm_line bar_lines[] = { { 0, 30 } };
+	const uint64_t pool[] = { M_RUN, M_FOO, M_BAR };
+	const struct tpc pcs[] = {
+		{ 0x10, 1, { { 0, 0 } } },
+		{ 0x1c, 2, { { 2, 12 }, { 1, 3 } } },
+		{ 0x40, 3, { { 2, 1 }, { 1, 8 }, { 0, 5 } } },
+	};
+
+	w_init(w, pid);
+	add_vm(w, 10, 17, "17.0.15+6-test");
+	add_stub(w, 11, 0x7000000, 0x7000800, CM_STUB_INTERPRETER, -1,
+		 "Interpreter");
+	add_stub(w, 12, 0x7000800, 0x7000900, CM_STUB_CALL_STUB, 0,
+		 "call_stub");
+	add_method(w, 20, M_RUN, "java.lang.Thread", "run", "()V",
+		   "Thread.java", 3, run_lines);
+	add_method(w, 21, M_FOO, "com.example.Foo", "foo", "(I)I", "Foo.java",
+		   2, foo_lines);
+	add_method(w, 22, M_BAR, "com.example.Bar", "bar", "()J", "", 1,
+		   bar_lines);
+	add_code(w, 30, 0x7400000, 0x7400100, M_RUN, 4, 6, 3, pool, 3, pcs);
+	add_thread(w, 40, 1234, 0xabc000, 0, "main");
+	add_thread(w, 41, 1235, 0xabd000, CM_THREAD_DAEMON, "C2 CompilerThread0");
+}
+
+static void test_full_map(void **state)
+{
+	const struct codemap_method *m;
+	const struct codemap_blob *b;
+	const struct codemap_pcdesc *d;
+	const struct codemap_thread *t;
+	struct codemap_stats st;
+	struct codemap *cm;
+	struct mapw w;
+	char err[600] = "";
+
+	(void)state;
+	build_full(&w, 77);
+	assert_int_equal(open_buf(&cm, &w, "full.map", err, sizeof(err)), 0);
+	assert_true(codemap__ok(cm));
+	assert_null(codemap__error(cm));
+	assert_int_equal(codemap__writer_pid(cm), 77);
+	assert_int_equal(codemap__jdk_major(cm), 17);
+	assert_string_equal(codemap__vm_version(cm), "17.0.15+6-test");
+	assert_int_equal(codemap__vm(cm)->if_bcp, -8);
+	assert_int_equal(codemap__vm(cm)->call_stub_return, 0x7000100);
+
+	m = codemap__method(cm, M_RUN);
+	assert_non_null(m);
+	assert_string_equal(m->klass, "java.lang.Thread");
+	assert_string_equal(m->name, "run");
+	assert_string_equal(m->signature, "()V");
+	assert_string_equal(m->source, "Thread.java");
+	assert_int_equal(codemap_method__line(m, 0), 10);
+	assert_int_equal(codemap_method__line(m, 4), 10);
+	assert_int_equal(codemap_method__line(m, 5), 11);
+	assert_int_equal(codemap_method__line(m, 11), 11);
+	assert_int_equal(codemap_method__line(m, 12), 14);
+	assert_int_equal(codemap_method__line(m, 1000), 14);
+	assert_int_equal(codemap_method__line(m, -1), -1);
+	m = codemap__method(cm, M_FOO);
+	assert_int_equal(m->lines[0].bci, 0);	/* sorted */
+	assert_int_equal(codemap_method__line(m, 7), 20);
+	assert_int_equal(codemap_method__line(m, 8), 21);
+	assert_string_equal(codemap__method(cm, M_BAR)->source, "");
+	assert_null(codemap__method(cm, 0x999));
+
+	b = codemap__find(cm, 0x7400050, 0);
+	assert_non_null(b);
+	assert_int_equal(b->type, CODEMAP_BLOB_CODE);
+	assert_int_equal(b->method, M_RUN);
+	assert_int_equal(b->comp_level, 4);
+	assert_int_equal(b->frame_size, 6);
+	assert_int_equal(b->frame_complete, 0x14);
+	assert_int_equal(b->load_ns, 30);
+	assert_true(b->unload_ns == UINT64_MAX);
+	assert_ptr_equal(codemap__find(cm, 0x7400000, 31), b);
+	assert_ptr_equal(codemap__find(cm, 0x74000ff, 0), b);
+	assert_null(codemap__find(cm, 0x7400100, 0));
+	assert_null(codemap__find(cm, 0x73fffff, 0));
+
+	/* nearest pc descriptor at or after pc */
+	d = codemap_blob__pcdesc(b, 0x7400000);
+	assert_int_equal(d->pc_off, 0x10);
+	d = codemap_blob__pcdesc(b, 0x7400010);
+	assert_int_equal(d->pc_off, 0x10);
+	d = codemap_blob__pcdesc(b, 0x7400011);
+	assert_int_equal(d->pc_off, 0x1c);
+	assert_int_equal(d->depth, 2);
+	assert_int_equal(b->method_pool[d->frames[0].method_idx], M_BAR);
+	assert_int_equal(d->frames[0].bci, 12);
+	assert_int_equal(b->method_pool[d->frames[1].method_idx], M_FOO);
+	d = codemap_blob__pcdesc(b, 0x7400030);
+	assert_int_equal(d->pc_off, 0x40);
+	assert_int_equal(d->depth, 3);
+	assert_int_equal(b->method_pool[d->frames[2].method_idx], M_RUN);
+	assert_null(codemap_blob__pcdesc(b, 0x7400041));
+	assert_null(codemap_blob__pcdesc(b, 0x73fffff));
+
+	b = codemap__find(cm, 0x7000880, 0);
+	assert_non_null(b);
+	assert_int_equal(b->type, CODEMAP_BLOB_STUB);
+	assert_int_equal(b->kind, CM_STUB_CALL_STUB);
+	assert_string_equal(b->name, "call_stub");
+	b = codemap__find(cm, 0x7000100, 5);	/* before its record: later */
+	assert_string_equal(b->name, "Interpreter");
+
+	t = codemap__thread(cm, 1234, 0);
+	assert_non_null(t);
+	assert_string_equal(t->name, "main");
+	assert_int_equal(t->java_thread, 0xabc000);
+	t = codemap__thread(cm, 1235, 100);
+	assert_string_equal(t->name, "C2 CompilerThread0");
+	assert_int_equal(t->flags, CM_THREAD_DAEMON);
+	assert_null(codemap__thread(cm, 9, 0));
+
+	codemap__stats(cm, &st);
+	assert_int_equal(st.records, 9);
+	assert_int_equal(st.methods, 3);
+	assert_int_equal(st.blobs, 1);
+	assert_int_equal(st.stubs, 2);
+	assert_int_equal(st.threads, 2);
+	assert_int_equal(st.bytes, w.len);
+	assert_int_equal(st.last_record_ns, 41);
+	assert_int_equal(st.file_flags, CM_F_READY);
+	assert_int_equal(codemap__nblobs(cm), 3);
+	assert_int_equal(codemap__blob_at(cm, 0)->kind, CM_STUB_INTERPRETER);
+	assert_int_equal(codemap__nmethods(cm), 3);
+	assert_int_equal(codemap__nthreads(cm), 2);
+	assert_null(codemap__blob_at(cm, 3));
+	codemap__free(cm);
+	free(w.buf);
+}
+
+/* the file grows while we read: only up to write_pos counts */
+static void test_incremental(void **state)
+{
+	const uint64_t pool[] = { M_FOO };
+	const struct tpc pcs[] = { { 0, 1, { { 0, 1 } } } };
+	struct codemap_stats st;
+	struct codemap *cm;
+	struct mapw w;
+	char err[600];
+	size_t half;
+	int fd;
+
+	(void)state;
+	build_full(&w, 5);
+	half = w.len;
+	for (int i = 0; i < 2000; i++)
+		add_code(&w, 100 + i, 0x7500000 + i * 0x100,
+			 0x7500000 + i * 0x100 + 0x80, M_FOO, 1, 4, 1, pool, 1,
+			 pcs);
+	/* the writer has written more than it published */
+	w_hdr(&w)->write_pos = half;
+	assert_int_equal(open_buf(&cm, &w, "incr.map", err, sizeof(err)), 0);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.blobs, 1);
+	assert_int_equal(st.bytes, half);
+	assert_null(codemap__find(cm, 0x7500000, 0));
+
+	/* publish, in two steps, the second ending mid-chunk */
+	fd = open(tpath("incr.map"), O_WRONLY);
+	assert_true(fd >= 0);
+	/* a record boundary: all these records have the same size */
+	size_t rl = (w.len - half) / 2000;
+	uint64_t mid = half + rl * 777;
+	assert_int_equal(pwrite(fd, &mid, 8,
+				offsetof(struct cm_file_header, write_pos)), 8);
+	assert_int_equal(codemap__update(cm), 0);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.blobs, 1 + 777);
+	assert_non_null(codemap__find(cm, 0x7500000 + 776 * 0x100, 0));
+	assert_null(codemap__find(cm, 0x7500000 + 777 * 0x100, 0));
+	assert_int_equal(codemap__update(cm), 0);	/* nothing new */
+	codemap__stats(cm, &st);
+	assert_int_equal(st.blobs, 1 + 777);
+
+	/* grow the file past what we have (more records appended) */
+	add_unload(&w, 5000, 0x7500000, M_FOO);
+	add_thread(&w, 5001, 1234, 0xabc000, CM_THREAD_END, "main");
+	assert_int_equal(pwrite(fd, w.buf + half, w.len - half, half),
+			 (ssize_t)(w.len - half));
+	assert_int_equal(pwrite(fd, &w_hdr(&w)->write_pos, 8,
+				offsetof(struct cm_file_header, write_pos)), 8);
+	assert_int_equal(codemap__update(cm), 0);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.blobs, 2001);
+	assert_int_equal(st.unloads, 1);
+	assert_int_equal(st.bytes, w.len);
+	assert_null(codemap__find(cm, 0x7500010, 0));	/* unloaded */
+	assert_non_null(codemap__find(cm, 0x7500010, 4999));
+	assert_non_null(codemap__find(cm, 0x7500000 + 1999 * 0x100 + 0x7f, 0));
+	assert_null(codemap__thread(cm, 1234, 0));	/* ended */
+	assert_string_equal(codemap__thread(cm, 1234, 4000)->name, "main");
+	assert_int_equal(codemap__thread(cm, 1234, 4000)->end_ns, 5001);
+
+	/* an appended bad record disables the map, with its offset */
+	{
+		struct cm_rec_hdr bad = { CM_REC_STUB, 3, 6000 };
+		uint64_t wp = w.len + 16;
+		char want[64];
+
+		assert_int_equal(pwrite(fd, &bad, 16, w.len), 16);
+		assert_int_equal(pwrite(fd, &wp, 8,
+					offsetof(struct cm_file_header, write_pos)), 8);
+		assert_int_equal(codemap__update(cm), -EINVAL);
+		assert_false(codemap__ok(cm));
+		snprintf(want, sizeof(want), "record at offset %zu has length 3",
+			 w.len);
+		assert_non_null(strstr(codemap__error(cm), want));
+		assert_non_null(strstr(codemap__error(cm), "not a multiple of 8"));
+		assert_null(strchr(codemap__error(cm), '\n'));
+		assert_null(codemap__find(cm, 0x7400050, 0));
+		assert_int_equal(codemap__update(cm), -EINVAL);	/* stays off */
+	}
+	close(fd);
+	codemap__free(cm);
+	free(w.buf);
+}
+
+/* the same addresses reused by several blobs over time */
+static void test_reuse(void **state)
+{
+	const uint64_t pool[] = { M_FOO };
+	const struct tpc pcs[] = { { 0x10, 1, { { 0, 2 } } } };
+	const struct codemap_blob *b;
+	struct codemap *cm;
+	struct mapw w;
+	char err[600];
+
+	(void)state;
+	w_init(&w, 1);
+	add_vm(&w, 1, 25, "25");
+	/* A [0x1000,0x1100) lives 100..200 */
+	add_code(&w, 100, 0x1000, 0x1100, M_FOO, 3, 4, 1, pool, 1, pcs);
+	/* D at another start, unrelated */
+	add_code(&w, 110, 0x3000, 0x3100, M_BAR, 4, 5, 1, pool, 1, pcs);
+	add_unload(&w, 200, 0x1000, M_FOO);
+	/* B [0x1000,0x1080) and C [0x1080,0x1200) from 300 */
+	add_code(&w, 300, 0x1000, 0x1080, M_BAR, 4, 8, 1, pool, 1, pcs);
+	add_code(&w, 301, 0x1080, 0x1200, M_RUN, 4, 9, 1, pool, 1, pcs);
+	/* two loaded at 0x2000 (an unload went missing); unload by method */
+	add_code(&w, 400, 0x2000, 0x2100, M_FOO, 2, 3, 1, pool, 1, pcs);
+	add_code(&w, 410, 0x2000, 0x2100, M_BAR, 4, 7, 1, pool, 1, pcs);
+	add_unload(&w, 420, 0x2000, M_FOO);
+	add_unload(&w, 430, 0x9000, 0);		/* never loaded: ignored */
+	/* the same nmethod reported twice is one blob */
+	add_code(&w, 500, 0x5000, 0x5100, M_FOO, 4, 3, 1, pool, 1, pcs);
+	add_code(&w, 501, 0x5000, 0x5100, M_FOO, 4, 3, 1, pool, 1, pcs);
+	add_unload(&w, 600, 0x5000, M_FOO);
+	assert_int_equal(open_buf(&cm, &w, "reuse.map", err, sizeof(err)), 0);
+
+	b = codemap__find(cm, 0x1050, 150);
+	assert_int_equal(b->method, M_FOO);
+	assert_int_equal(b->unload_ns, 200);
+	assert_int_equal(codemap__find(cm, 0x10f0, 199)->method, M_FOO);
+	/* between A's unload and B's load: the code loaded next */
+	assert_int_equal(codemap__find(cm, 0x1050, 250)->method, M_BAR);
+	assert_int_equal(codemap__find(cm, 0x1050, 0)->method, M_BAR);
+	assert_int_equal(codemap__find(cm, 0x1050, 300)->method, M_BAR);
+	assert_int_equal(codemap__find(cm, 0x10f0, 0)->method, M_RUN);
+	assert_int_equal(codemap__find(cm, 0x10f0, 150)->method, M_FOO);
+	assert_int_equal(codemap__find(cm, 0x11f0, 150)->method, M_RUN);
+	assert_int_equal(codemap__find(cm, 0x10f0, 50)->method, M_FOO);
+	assert_null(codemap__find(cm, 0x1200, 0));
+	assert_int_equal(codemap__find(cm, 0x3050, 0)->method, M_BAR);
+
+	assert_int_equal(codemap__nblobs(cm), 7);
+	assert_null(codemap__find(cm, 0x5010, 0));
+	assert_int_equal(codemap__find(cm, 0x5010, 550)->unload_ns, 600);
+	b = codemap__find(cm, 0x2010, 0);
+	assert_int_equal(b->method, M_BAR);
+	assert_int_equal(codemap__find(cm, 0x2010, 405)->method, M_FOO);
+	assert_int_equal(codemap__find(cm, 0x2010, 415)->method, M_BAR);
+	assert_int_equal(codemap__find(cm, 0x2010, 425)->method, M_BAR);
+	for (size_t i = 0; i < codemap__nblobs(cm); i++) {
+		b = codemap__blob_at(cm, i);
+		if (b->start == 0x2000 && b->method == M_FOO)
+			assert_int_equal(b->unload_ns, 420);
+		if (b->start == 0x2000 && b->method == M_BAR)
+			assert_true(b->unload_ns == UINT64_MAX);
+	}
+	codemap__free(cm);
+	free(w.buf);
+}
+
+static void test_threads(void **state)
+{
+	struct codemap *cm;
+	struct mapw w;
+	char err[600];
+
+	(void)state;
+	w_init(&w, 1);
+	add_thread(&w, 100, 50, 0x1000, 0, "first");
+	add_thread(&w, 200, 50, 0x1000, CM_THREAD_END, "first");
+	add_thread(&w, 300, 50, 0x2000, CM_THREAD_CARRIER, "ForkJoinPool-1-worker-1");
+	add_thread(&w, 50, 60, 0x3000, CM_THREAD_END, "attached-late");
+	add_thread(&w, 10, 70, 0x4000, CM_THREAD_VIRTUAL, "");
+	/* reported twice while alive: one thread, the latest name */
+	add_thread(&w, 400, 80, 0x5000, 0, "Thread-0");
+	add_thread(&w, 401, 80, 0x5000, 0, "renamed");
+	assert_int_equal(open_buf(&cm, &w, "thr.map", err, sizeof(err)), 0);
+	assert_null(codemap__vm(cm));
+	assert_string_equal(codemap__thread(cm, 50, 150)->name, "first");
+	assert_int_equal(codemap__thread(cm, 50, 150)->end_ns, 200);
+	assert_string_equal(codemap__thread(cm, 50, 350)->name,
+			    "ForkJoinPool-1-worker-1");
+	assert_int_equal(codemap__thread(cm, 50, 0)->flags, CM_THREAD_CARRIER);
+	/* between the two: the thread that started next */
+	assert_string_equal(codemap__thread(cm, 50, 250)->name,
+			    "ForkJoinPool-1-worker-1");
+	assert_string_equal(codemap__thread(cm, 50, 50)->name, "first");
+	assert_string_equal(codemap__thread(cm, 60, 40)->name, "attached-late");
+	assert_null(codemap__thread(cm, 60, 0));
+	assert_string_equal(codemap__thread(cm, 70, 0)->name, "");
+	assert_string_equal(codemap__thread(cm, 80, 0)->name, "renamed");
+	assert_int_equal(codemap__thread(cm, 80, 0)->start_ns, 400);
+	assert_int_equal(codemap__nthreads(cm), 5);
+	codemap__free(cm);
+	free(w.buf);
+}
+
+/* a bigger map: memory stays within twice the map's size */
+static void test_memory_bound(void **state)
+{
+	uint64_t pool[8];
+	struct tpc pcs[16];
+	struct codemap_stats st;
+	struct codemap *cm;
+	struct mapw w;
+	char err[600], name[64], cls[64];
+	size_t i;
+
+	(void)state;
+	w_init(&w, 1);
+	add_vm(&w, 1, 17, "17");
+	for (i = 0; i < 8; i++)
+		pool[i] = 0x100000 + i * 0x40;
+	for (i = 0; i < 16; i++) {
+		pcs[i].off = (uint32_t)(i * 0x10);
+		pcs[i].depth = 1 + i % 3;
+		for (uint32_t j = 0; j < pcs[i].depth; j++)
+			pcs[i].f[j] = (struct cm_frame){ (i + j) % 8, (int)i };
+	}
+	for (i = 0; i < 20000; i++) {
+		struct cm_line l[4] = { { 0, 1 }, { 4, 2 }, { 9, 3 }, { 20, 4 } };
+
+		snprintf(cls, sizeof(cls), "com.example.pkg%zu.Klass%zu", i % 50,
+			 i / 7);
+		snprintf(name, sizeof(name), "method%zu", i);
+		add_method(&w, 2 + i, 0x200000 + i * 0x40, cls, name,
+			   "(Ljava/lang/String;I)V", "Klass.java", 4, l);
+		add_code(&w, 3 + i, 0x10000000 + i * 0x400,
+			 0x10000000 + i * 0x400 + 0x300, 0x200000 + i * 0x40,
+			 4, 6, 8, pool, 16, pcs);
+		if (i % 3 == 0)
+			add_unload(&w, 4 + i, 0x10000000 + i * 0x400, 0);
+	}
+	assert_int_equal(open_buf(&cm, &w, "big.map", err, sizeof(err)), 0);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.blobs, 20000);
+	assert_int_equal(st.methods, 20000);
+	print_message("map %zu bytes, reader holds %zu bytes\n", w.len,
+		      codemap__mem_bytes(cm));
+	assert_true(codemap__mem_bytes(cm) <= 2 * w.len);
+	for (i = 0; i < 20000; i += 97) {
+		const struct codemap_blob *b =
+			codemap__find(cm, 0x10000000 + i * 0x400 + 0x55, 0);
+
+		if (i % 3 == 0) {
+			assert_null(b);
+			b = codemap__find(cm, 0x10000000 + i * 0x400 + 0x55,
+					  3 + i);
+		}
+		assert_non_null(b);
+		assert_int_equal(b->method, 0x200000 + i * 0x40);
+		assert_int_equal(codemap_blob__pcdesc(b, b->start + 0x55)->pc_off,
+				 0x60);
+		assert_non_null(codemap__method(cm, b->method));
+	}
+	codemap__free(cm);
+	free(w.buf);
+}
+
+/* ---- bad input ------------------------------------------------------------ */
+
+static void expect_bad(const struct mapw *w, const char *name, int want_err,
+		       const char *want_msg)
+{
+	struct codemap *cm = (void *)1;
+	char err[600] = "";
+	int ret = open_buf(&cm, w, name, err, sizeof(err));
+
+	print_message("%s: %s\n", name, err);
+	assert_int_equal(ret, want_err);
+	assert_null(cm);
+	assert_non_null(strstr(err, want_msg));
+	assert_non_null(strstr(err, tpath(name)));
+	assert_non_null(strstr(err, "will not be decoded"));
+	assert_null(strchr(err, '\n'));
+}
+
+static void test_bad_header(void **state)
+{
+	struct mapw w;
+	uint8_t garbage[8192];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(garbage); i++)
+		garbage[i] = (uint8_t)(i * 131 + 7);
+	w.buf = garbage;
+	w.len = sizeof(garbage);
+	expect_bad(&w, "garbage.map", -EINVAL, "bad magic");
+	w.len = 100;
+	expect_bad(&w, "short-garbage.map", -EINVAL, "bad magic");
+
+	build_full(&w, 1);
+	w_hdr(&w)->version = 2;
+	expect_bad(&w, "version.map", -EPROTO, "format version 2");
+	w_hdr(&w)->version = CM_VERSION;
+	w_hdr(&w)->header_size = 64;
+	expect_bad(&w, "hsize.map", -EINVAL, "header_size 64");
+	w_hdr(&w)->header_size = CM_HEADER_SIZE;
+	w_hdr(&w)->flags = 0x100;
+	expect_bad(&w, "flags.map", -EINVAL, "unknown header flags");
+	w_hdr(&w)->flags = CM_F_READY;
+	w_hdr(&w)->write_pos = 4097;
+	expect_bad(&w, "wp.map", -EINVAL, "write_pos 4097");
+	w_hdr(&w)->write_pos = w.len + 64;
+	expect_bad(&w, "truncated.map", -EINVAL, "past the end");
+	{
+		/* truncated inside the header, magic intact: being created */
+		struct mapw t = w;
+
+		t.len = 40;
+		expect_bad(&t, "created.map", -EAGAIN, "not initialised");
+		t.len = 0;
+		expect_bad(&t, "empty.map", -EAGAIN, "not initialised");
+	}
+	free(w.buf);
+}
+
+/* corrupt one field of the last record of a full map */
+static void test_bad_records(void **state)
+{
+	struct mapw w;
+	size_t at;
+	struct cm_code *c;
+
+	(void)state;
+	/* length 3 */
+	build_full(&w, 1);
+	at = w.len;
+	add_unload(&w, 9, 1, 1);
+	((struct cm_rec_hdr *)(w.buf + at))->len = 3;
+	expect_bad(&w, "len3.map", -EINVAL, "has length 3 (not a multiple of 8)");
+	/* oversized length */
+	((struct cm_rec_hdr *)(w.buf + at))->len = 1u << 30;
+	expect_bad(&w, "lenbig.map", -EINVAL, "past write_pos");
+	((struct cm_rec_hdr *)(w.buf + at))->len = 8;
+	expect_bad(&w, "len8.map", -EINVAL, "shorter than 16");
+	((struct cm_rec_hdr *)(w.buf + at))->len = 40;
+	w_hdr(&w)->write_pos = w.len + 8;
+	w_put(&w, "\0\0\0\0\0\0\0\0", 8);
+	expect_bad(&w, "unload40.map", -EINVAL, "UNLOAD record has length 40");
+	((struct cm_rec_hdr *)(w.buf + at))->len = 32;
+	((struct cm_rec_hdr *)(w.buf + at))->type = 99;
+	expect_bad(&w, "type.map", -EINVAL, "unknown record type 99");
+	/* a record header cut by write_pos */
+	((struct cm_rec_hdr *)(w.buf + at))->type = CM_REC_UNLOAD;
+	w_hdr(&w)->write_pos = at + 8;
+	expect_bad(&w, "cut.map", -EINVAL, "is cut by write_pos");
+	free(w.buf);
+
+	/* CODE record fields */
+	build_full(&w, 1);
+	for (at = CM_HEADER_SIZE; ((struct cm_rec_hdr *)(w.buf + at))->type !=
+				  CM_REC_CODE;
+	     at += ((struct cm_rec_hdr *)(w.buf + at))->len)
+		;
+	c = (struct cm_code *)(w.buf + at);
+	c->n_pcs = 1000;
+	expect_bad(&w, "npcs.map", -EINVAL, "n_pcs 1000");
+	c->n_pcs = 3;
+	c->n_methods = 0x20000000;
+	expect_bad(&w, "nmeth.map", -EINVAL, "n_methods 536870912");
+	c->n_methods = 3;
+	{
+		struct cm_frame *f = (struct cm_frame *)(w.buf + at +
+							 sizeof(*c) + 24 + 8);
+
+		f->method_idx = 3;
+		expect_bad(&w, "midx.map", -EINVAL, "method_idx 3 of 3");
+		f->method_idx = 0;
+	}
+	{
+		struct cm_pcdesc *d = (struct cm_pcdesc *)(w.buf + at +
+							    sizeof(*c) + 24);
+
+		d->depth = 0;
+		expect_bad(&w, "depth0.map", -EINVAL, "depth 0");
+		d->depth = 50;
+		expect_bad(&w, "depth50.map", -EINVAL, "overruns the record");
+		d->depth = 1;
+		d->pc_off = 0x1000;
+		expect_bad(&w, "pcoff.map", -EINVAL, "past the code end");
+		d->pc_off = 0x10;
+	}
+	c->end = c->start;
+	expect_bad(&w, "range.map", -EINVAL, "has range");
+	c->end = c->start + 0x100;
+	c->comp_level = 9;
+	expect_bad(&w, "level.map", -EINVAL, "comp_level 9");
+	c->comp_level = 4;
+	c->kind = 7;
+	expect_bad(&w, "kind.map", -EINVAL, "kind 7");
+	c->kind = CM_CODE_NMETHOD;
+	c->frame_complete = 0x1000;
+	expect_bad(&w, "fc.map", -EINVAL, "frame_complete");
+	free(w.buf);
+
+	/* strings overrunning records, unknown flags */
+	w_init(&w, 1);
+	at = w.len;
+	add_stub(&w, 1, 0x100, 0x200, 0, 1, "x");
+	*(uint16_t *)(w.buf + at + sizeof(struct cm_stub)) = 200;
+	expect_bad(&w, "str.map", -EINVAL, "name overruns");
+	free(w.buf);
+	w_init(&w, 1);
+	at = w.len;
+	add_thread(&w, 1, 5, 0, 0x80, "t");
+	expect_bad(&w, "tflags.map", -EINVAL, "unknown flags 0x80");
+	free(w.buf);
+	w_init(&w, 1);
+	at = w.len;
+	{
+		struct cm_line l = { 0, 1 };
+
+		add_method(&w, 1, 0x10, "K", "m", "()V", "K.java", 1, &l);
+		((struct cm_method *)(w.buf + at))->n_lines = 400;
+		expect_bad(&w, "nlines.map", -EINVAL, "n_lines 400");
+		((struct cm_method *)(w.buf + at))->n_lines = 1;
+		((struct cm_method *)(w.buf + at))->flags = 4;
+		expect_bad(&w, "mflags.map", -EINVAL, "unknown flags 0x4");
+	}
+	free(w.buf);
+	/* VM records: bad constants, a contradicting second one */
+	w_init(&w, 1);
+	at = w.len;
+	add_vm(&w, 1, 17, "17");
+	((struct cm_vm *)(w.buf + at))->c.jt_anchor = 1 << 20;
+	expect_bad(&w, "vmconst.map", -EINVAL, "field offset out of range");
+	free(w.buf);
+}
+
+static void test_second_vm(void **state)
+{
+	struct mapw w;
+	struct codemap *cm;
+	char err[600];
+	size_t at;
+
+	(void)state;
+	w_init(&w, 1);
+	add_vm(&w, 1, 17, "17");
+	add_vm(&w, 2, 17, "17");	/* the same again: fine */
+	assert_int_equal(open_buf(&cm, &w, "vmsame.map", err, sizeof(err)), 0);
+	codemap__free(cm);
+	at = w.len;
+	add_vm(&w, 3, 17, "17");
+	((struct cm_vm *)(w.buf + at))->c.jt_anchor = 600;
+	expect_bad(&w, "vmdiff.map", -EINVAL, "second VM record differs");
+	free(w.buf);
+}
+
+static void test_oversized_file(void **state)
+{
+	struct mapw w;
+	struct codemap *cm = NULL;
+	char err[600];
+	int fd;
+
+	(void)state;
+	build_full(&w, 1);
+	write_file(tpath("huge.map"), w.buf, w.len);
+	fd = open(tpath("huge.map"), O_WRONLY);
+	assert_int_equal(ftruncate(fd, (off_t)(257ull << 20)), 0);	/* sparse */
+	close(fd);
+	assert_int_equal(codemap__open(&cm, "/", tpath("huge.map"), err,
+				       sizeof(err)), -EFBIG);
+	assert_null(cm);
+	assert_non_null(strstr(err, "256 MiB limit"));
+	unlink(tpath("huge.map"));
+	free(w.buf);
+}
+
+static void test_links_and_types(void **state)
+{
+	struct codemap *cm = NULL;
+	struct mapw w;
+	char err[600], root[PATH_MAX], outside[PATH_MAX];
+	int ret;
+
+	(void)state;
+	build_full(&w, 1);
+	write_file(tpath("real.map"), w.buf, w.len);
+
+	/* the final component a symlink: refused, even to a good map */
+	assert_int_equal(symlink(tpath("real.map"), tpath("link.map")), 0);
+	ret = codemap__open(&cm, "/", tpath("link.map"), err, sizeof(err));
+	print_message("%s\n", err);
+	assert_int_equal(ret, -ELOOP);
+	assert_null(cm);
+	assert_non_null(strstr(err, "symbolic link"));
+	assert_null(strchr(err, '\n'));
+
+	/* a root with dev/shm -> a directory outside it holding a good map */
+	snprintf(root, sizeof(root), "%s/root", tmpdir);
+	snprintf(outside, sizeof(outside), "%s/outside", tmpdir);
+	assert_int_equal(mkdir(root, 0755), 0);
+	assert_int_equal(mkdir(outside, 0755), 0);
+	assert_int_equal(mkdir(tpath("root/dev"), 0755), 0);
+	write_file(tpath("outside/asgst-1.map"), w.buf, w.len);
+	assert_int_equal(symlink(outside, tpath("root/dev/shm")), 0);
+	ret = codemap__open(&cm, root, "/dev/shm/asgst-1.map", err, sizeof(err));
+	print_message("%s\n", err);
+	assert_true(ret < 0);
+	assert_null(cm);
+	/* relative escape too */
+	assert_int_equal(symlink("../../outside", tpath("root/dev/up")), 0);
+	ret = codemap__open(&cm, root, "dev/up/asgst-1.map", err, sizeof(err));
+	assert_true(ret < 0);
+	assert_null(cm);
+	ret = codemap__open(&cm, root, "../outside/asgst-1.map", err,
+			    sizeof(err));
+	assert_true(ret < 0);
+	assert_null(cm);
+	/* a symlink that stays inside the root is followed */
+	assert_int_equal(mkdir(tpath("root/run"), 0755), 0);
+	write_file(tpath("root/run/asgst-1.map"), w.buf, w.len);
+	assert_int_equal(symlink("/run", tpath("root/dev/shm2")), 0);
+	ret = codemap__open(&cm, root, "/dev/shm2/asgst-1.map", err, sizeof(err));
+	assert_int_equal(ret, 0);
+	assert_int_equal(codemap__nmethods(cm), 3);
+	codemap__free(cm);
+	cm = NULL;
+
+	/* not regular files */
+	assert_int_equal(mkfifo(tpath("fifo.map"), 0644), 0);
+	ret = codemap__open(&cm, "/", tpath("fifo.map"), err, sizeof(err));
+	assert_int_equal(ret, -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	ret = codemap__open(&cm, "/", tmpdir, err, sizeof(err));
+	assert_int_equal(ret, -EINVAL);
+	ret = codemap__open(&cm, "/", "/dev/null", err, sizeof(err));
+	assert_int_equal(ret, -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	/* a hard link to something else */
+	assert_int_equal(link(tpath("real.map"), tpath("hard.map")), 0);
+	ret = codemap__open(&cm, "/", tpath("hard.map"), err, sizeof(err));
+	assert_int_equal(ret, -EINVAL);
+	assert_non_null(strstr(err, "hard links"));
+	unlink(tpath("hard.map"));
+	/* missing */
+	ret = codemap__open(&cm, "/", tpath("nope.map"), err, sizeof(err));
+	assert_int_equal(ret, -ENOENT);
+	assert_non_null(strstr(err, "does not exist"));
+	assert_null(cm);
+	free(w.buf);
+}
+
+/* /proc/PID/root + NStgid, with our own pid */
+static void test_open_pid(void **state)
+{
+	struct codemap *cm = NULL;
+	struct mapw w;
+	char err[600], path[64];
+	pid_t nspid;
+	int ret;
+
+	(void)state;
+	assert_int_equal(codemap__nspid(getpid(), &nspid), 0);
+	assert_true(nspid > 0);
+	snprintf(path, sizeof(path), CM_PATH_FMT, (int)nspid);
+	if (access("/dev/shm", W_OK)) {
+		skip();
+		return;
+	}
+	build_full(&w, (uint32_t)nspid);
+	write_file(path, w.buf, w.len);
+	ret = codemap__open_pid(&cm, getpid(), err, sizeof(err));
+	assert_int_equal(ret, 0);
+	assert_int_equal(codemap__writer_pid(cm), nspid);
+	assert_non_null(strstr(codemap__path(cm), "/proc/"));
+	codemap__free(cm);
+	cm = NULL;
+	/* left by another (dead) process */
+	w_hdr(&w)->writer_pid = (uint32_t)nspid + 100000;
+	write_file(path, w.buf, w.len);
+	ret = codemap__open_pid(&cm, getpid(), err, sizeof(err));
+	print_message("%s\n", err);
+	assert_int_equal(ret, -ESTALE);
+	assert_null(cm);
+	assert_non_null(strstr(err, "stale"));
+	unlink(path);
+	ret = codemap__open_pid(&cm, getpid(), err, sizeof(err));
+	assert_int_equal(ret, -ENOENT);
+	snprintf(path, sizeof(path), "pid %d", (int)getpid());
+	assert_non_null(strstr(err, path));
+	/* a pid that does not exist */
+	ret = codemap__open_pid(&cm, 0x3ffffff0, err, sizeof(err));
+	assert_int_equal(ret, -ESRCH);
+	assert_non_null(strstr(err, "process gone"));
+	free(w.buf);
+}
+
+/* ---- real maps written by the agent -------------------------------------- */
+
+static void check_real(const char *path)
+{
+	struct codemap *cm = NULL;
+	struct codemap_stats st;
+	char err[600];
+	size_t resolved = 0, frames = 0, lines = 0, code = 0, inlined = 0;
+	struct stat sb;
+
+	assert_int_equal(stat(path, &sb), 0);
+	if (codemap__open(&cm, ".", path, err, sizeof(err)))
+		fail_msg("%s", err);
+	codemap__stats(cm, &st);
+	print_message("%s: %" PRIu64 " records, %" PRIu64 " methods, %" PRIu64
+		      " code, %" PRIu64 " stubs, %" PRIu64 " threads, jdk %u (%s), "
+		      "reader %zu bytes for %" PRIu64 "\n", path, st.records,
+		      st.methods, st.blobs, st.stubs, st.threads,
+		      codemap__jdk_major(cm), codemap__vm_version(cm),
+		      codemap__mem_bytes(cm), st.bytes);
+	assert_non_null(codemap__vm(cm));
+	assert_true(codemap__jdk_major(cm) >= 17);
+	assert_true(st.methods > 0);
+	assert_true(st.stubs > 0);
+	assert_true(st.threads > 0);
+	for (size_t i = 0; i < codemap__nblobs(cm); i++) {
+		const struct codemap_blob *b = codemap__blob_at(cm, i), *f;
+
+		f = codemap__find(cm, b->start, b->load_ns);
+		assert_non_null(f);
+		assert_true(f->start <= b->start && b->start < f->end);
+		if (b->type != CODEMAP_BLOB_CODE)
+			continue;
+		code++;
+		assert_true(b->comp_level >= -1 && b->comp_level <= 4);
+		for (uint32_t j = 0; j < b->n_pcs; j++) {
+			const struct codemap_pcdesc *d = &b->pcs[j];
+
+			assert_ptr_equal(codemap_blob__pcdesc(b, b->start + d->pc_off)->pc_off,
+					 d->pc_off);
+			for (uint32_t k = 0; k < d->depth; k++) {
+				const struct codemap_method *m = codemap__method(
+					cm, b->method_pool[d->frames[k].method_idx]);
+
+				frames++;
+				/* the workload's call structure: inner inlined into middle */
+				if (k == 0 && d->depth >= 2 && m &&
+				    !strcmp(m->klass, "Loop") &&
+				    !strcmp(m->name, "inner")) {
+					const struct codemap_method *c = codemap__method(
+						cm, b->method_pool[d->frames[1].method_idx]);
+
+					if (c && !strcmp(c->name, "middle") &&
+					    b->comp_level == 4 &&
+					    codemap_method__line(c, d->frames[1].bci) > 0)
+						inlined++;
+				}
+				if (m) {
+					resolved++;
+					if (codemap_method__line(m, d->frames[k].bci) > 0)
+						lines++;
+				}
+			}
+		}
+	}
+	print_message("  %zu code blobs; %zu inline frames, %zu with a method, %zu with a line; Loop.inner inlined in C2 Loop.middle at %zu pcs\n",
+		      code, frames, resolved, lines, inlined);
+	if (strstr(path, "-loop."))	/* tests/data/codemaps/README */
+		assert_true(inlined > 0);
+	assert_true(code > 0);
+	assert_true(codemap__mem_bytes(cm) <= 2 * st.bytes + (256 << 10));
+	if (frames)
+		assert_true(resolved * 2 >= frames);
+	codemap__free(cm);
+}
+
+static void test_real_maps(void **state)
+{
+	const char *dir = "tests/data/codemaps";
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	(void)state;
+	d = opendir(dir);
+	if (!d) {
+		print_message("no %s (run from the top directory)\n", dir);
+		skip();
+		return;
+	}
+	while ((e = readdir(d))) {
+		char p[PATH_MAX];
+		size_t l = strlen(e->d_name);
+
+		if (l < 5 || strcmp(e->d_name + l - 4, ".map"))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		check_real(p);
+		n++;
+	}
+	closedir(d);
+	if (!n)
+		skip();
+}
+
+/* ---- the codemap command ------------------------------------------------- */
+
+static char *run_cmd(int *rc, const char *a1, const char *a2)
+{
+	char *argv[] = { "codemap", (char *)a1, (char *)a2, NULL };
+	static char out[1 << 16];
+	int fd, saved;
+	ssize_t n;
+
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(tpath("cmd.out"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0 && saved >= 0);
+	dup2(fd, 1);
+	*rc = cmd_codemap(a2 ? 3 : 2, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	n = pread(fd, out, sizeof(out) - 1, 0);
+	close(fd);
+	assert_true(n >= 0);
+	out[n] = '\0';
+	return out;
+}
+
+static void test_cmd_codemap(void **state)
+{
+	struct mapw w;
+	char *out, want[256];
+	int rc;
+
+	(void)state;
+	build_full(&w, 77);
+	add_unload(&w, 50, 0x7400000, M_RUN);
+	add_thread(&w, 51, 1234, 0xabc000, CM_THREAD_END, "main");
+	add_thread(&w, 52, 99, 0, CM_THREAD_VIRTUAL, "a \"quoted\"\nname");
+	write_file(tpath("cmd.map"), w.buf, w.len);
+	out = run_cmd(&rc, tpath("cmd.map"), NULL);
+	assert_int_equal(rc, 0);
+	snprintf(want, sizeof(want), "codemap %s\n", tpath("cmd.map"));
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "\nheader version=1 header_size=4096 writer_pid=77 flags=0x1(ready) "));
+	assert_non_null(strstr(out, "\nvm jdk=17 version=\"17.0.15+6-test\"\n"));
+	assert_non_null(strstr(out, "\nconst if_bcp -8\n"));
+	assert_non_null(strstr(out, "\nconst call_stub_return 0x7000100\n"));
+	assert_non_null(strstr(out, "\nmethod 0x10000 java.lang.Thread run ()V Thread.java lines=3 "));
+	assert_non_null(strstr(out, "\nmethod 0x10200 com.example.Bar bar ()J - lines=1 "));
+	assert_non_null(strstr(out, "\ncode 0x7400000-0x7400100 level=4 frame=6 complete=0x14 method=0x10000 java.lang.Thread.run pcs=3 kind=nmethod "));
+	assert_non_null(strstr(out, " load=30 unload=50\n"));
+	assert_non_null(strstr(out, "\n  pc +0x1c: com.example.Bar.bar@12 <- com.example.Foo.foo@3\n"));
+	assert_non_null(strstr(out, "\nstub 0x7000800-0x7000900 \"call_stub\" kind=call_stub frame=0 "));
+	assert_non_null(strstr(out, "\nthread 1234 \"main\" jt=0xabc000 start=40 end=51 flags=platform\n"));
+	/* a hostile name stays on its line */
+	assert_non_null(strstr(out, "\nthread 99 \"a \\x22quoted\\x22\\x0aname\" jt=0x0 start=52 end=- flags=virtual\n"));
+	assert_non_null(strstr(out, "\nsummary records=12 bytes="));
+	assert_non_null(strstr(out, " status=ok\n"));
+
+	out = run_cmd(&rc, tpath("cmd.map"), "--json");
+	assert_int_equal(rc, 0);
+	assert_true(out[0] == '{');
+	assert_non_null(strstr(out, "\"class\":\"java.lang.Thread\""));
+	assert_non_null(strstr(out, "\"frames\":[[2,12],[1,3]]"));
+	assert_non_null(strstr(out, "\"name\":\"a \\\"quoted\\\"\\u000aname\""));
+	assert_non_null(strstr(out, "\"status\":\"ok\"}}\n"));
+
+	out = run_cmd(&rc, "/etc/hostname", NULL);
+	assert_int_equal(rc, 1);
+	out = run_cmd(&rc, "--bogus", NULL);
+	assert_int_equal(rc, 2);
+	free(w.buf);
+}
+
+/* ---- seeds --------------------------------------------------------------- */
+
+static int write_seeds(const char *dir)
+{
+	struct mapw w;
+	char p[PATH_MAX];
+	const uint64_t pool[] = { M_FOO, M_BAR };
+	const struct tpc pcs[] = { { 0x8, 2, { { 1, 3 }, { 0, 7 } } } };
+
+	build_full(&w, 1);
+	snprintf(p, sizeof(p), "%s/full.map", dir);
+	write_file(p, w.buf, w.len);
+	free(w.buf);
+	w_init(&w, 1);
+	add_vm(&w, 1, 25, "25.0.3");
+	add_code(&w, 100, 0x1000, 0x1100, M_FOO, 3, 4, 2, pool, 1, pcs);
+	add_unload(&w, 200, 0x1000, M_FOO);
+	add_code(&w, 300, 0x1000, 0x1080, M_BAR, 4, 8, 2, pool, 1, pcs);
+	add_thread(&w, 5, 50, 0x1000, 0, "first");
+	add_thread(&w, 6, 50, 0x1000, CM_THREAD_END, "first");
+	snprintf(p, sizeof(p), "%s/reuse.map", dir);
+	write_file(p, w.buf, w.len);
+	free(w.buf);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_map),
+		cmocka_unit_test(test_incremental),
+		cmocka_unit_test(test_reuse),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_memory_bound),
+		cmocka_unit_test(test_bad_header),
+		cmocka_unit_test(test_bad_records),
+		cmocka_unit_test(test_second_vm),
+		cmocka_unit_test(test_oversized_file),
+		cmocka_unit_test(test_links_and_types),
+		cmocka_unit_test(test_open_pid),
+		cmocka_unit_test(test_real_maps),
+		cmocka_unit_test(test_cmd_codemap),
+	};
+
+	if (argc == 3 && !strcmp(argv[1], "--write-seeds"))
+		return write_seeds(argv[2]);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
