@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "capture.h"
 #include "commands.h"
 #include "filter.h"
@@ -491,7 +492,7 @@ int cmd_record(int argc, char **argv)
 	uint64_t st[ASGST_STAT_MAX] = { 0 };
 	struct pipeline_stats ps;
 	struct raw_writer *raw = NULL;
-	char err[512];
+	char err[512], agent[4096];
 	uint64_t t0, t_end = 0, last_status = 0, t_dec, decode_ns = 0;
 	pid_t child = -1;
 	int go_fd = -1, rc, ret = 1;
@@ -559,6 +560,13 @@ int cmd_record(int argc, char **argv)
 	}
 	prof = profile__new();
 	po.no_attach = a.no_attach;
+	if (!a.no_attach) {
+		if (attach__find_agent(agent, sizeof(agent), err, sizeof(err)))
+			fprintf(stderr, "asgst-bpf record: %s; JVMs without the "
+				"agent show native frames only\n", err);
+		else
+			po.agent_path = agent;
+	}
 	po.raw = raw;
 	po.filter = filter__active(&a.filter) ? &a.filter : NULL;
 	po.quiet = a.quiet;

@@ -14,12 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "capture.h"
 #include "codemap.h"
 #include "decode.h"
 #include "filter.h"
+#include "jvm_discover.h"
 #include "maps.h"
 #include "pipeline.h"
 #include "profile.h"
@@ -31,6 +34,7 @@
 
 #define DEFAULT_DELAY_NS	(400ull * 1000 * 1000)
 #define CODEMAP_RETRY_NS	(1000ull * 1000 * 1000)
+#define ATTACH_HOLD_NS		(12ull * 1000 * 1000 * 1000)
 
 struct raw_tap_ctx;
 
@@ -42,6 +46,9 @@ struct proc_state {
 	const char *comm;	/* process comm, interned */
 	struct codemap *cm;
 	struct raw_tap_ctx *tap;	/* raw recordings only */
+	bool attach_tried;
+	pid_t attach_child;		/* > 0 while an attach runs */
+	uint64_t attach_start_ns;
 	uint64_t cm_next_try_ns;
 };
 
@@ -74,6 +81,10 @@ static uint64_t mono_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
+			     uint64_t now);
+static void reap_attaches(struct pipeline *pl, bool block);
 
 struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 			       const struct pipeline_opts *o)
@@ -111,6 +122,8 @@ void pipeline__free(struct pipeline *pl)
 		n = q->next;
 		free(q);
 	}
+	if (pl->procs)
+		reap_attaches(pl, true);
 	for (size_t i = 0; pl->procs && i < pl->procs_cap; i++) {
 		codemap__free(pl->procs[i].cm);
 		free(pl->procs[i].tap);
@@ -167,6 +180,7 @@ static const char *read_comm(struct strtab *st, pid_t pid)
 	return strtab__intern(st, buf);
 }
 
+
 /* raw recordings keep each code map's bytes as the reader consumed them */
 struct raw_tap_ctx {
 	struct raw_writer *raw;
@@ -181,6 +195,79 @@ static void raw_tap(void *ctx, uint64_t off, const void *buf, size_t len)
 	raw_writer__chunk(t->raw, RAW_CODEMAP, &rc, sizeof(rc), buf, len);
 }
 
+/*
+ * Inject the agent into a JVM that has none, in a child process so the
+ * recording goes on meanwhile (an attach can take a second or more).
+ */
+static void proc_start_attach(struct pipeline *pl, struct proc_state *ps)
+{
+	pid_t c;
+
+	if (ps->attach_tried || pl->opts.no_attach || !pl->opts.agent_path ||
+	    pl->opts.offline)
+		return;
+	ps->attach_tried = true;
+	if (jvm_discover__agent_loaded(ps->pid) > 0)
+		return;		/* loaded, but no map: it turned itself off */
+	if (jvm_discover__attach_disabled(ps->pid)) {
+		if (!pl->opts.quiet)
+			fprintf(stderr, "asgst-bpf: JVM %d runs with "
+				"-XX:+DisableAttachMechanism: its Java frames "
+				"will not be decoded (start it with -agentpath)\n",
+				(int)ps->pid);
+		return;
+	}
+	fflush(stderr);
+	c = fork();
+	if (c == 0) {
+		char out[512], err[512];
+		int rc = attach__load_agent(ps->pid, pl->opts.agent_path, NULL,
+					    out, sizeof(out), err, sizeof(err));
+
+		if (rc && !pl->opts.quiet)
+			fprintf(stderr, "asgst-bpf: cannot attach to JVM %d: %s "
+				"(its Java frames will not be decoded)\n",
+				(int)ps->pid, err);
+		_exit(rc ? 1 : 0);
+	}
+	if (c > 0) {
+		ps->attach_child = c;
+		ps->attach_start_ns = mono_ns();
+	}
+}
+
+/* reap finished attaches (all of them, waiting, when block) */
+static void reap_attaches(struct pipeline *pl, bool block)
+{
+	for (size_t i = 0; i < pl->procs_cap; i++) {
+		struct proc_state *ps = &pl->procs[i];
+		int status;
+
+		if (!ps->used || ps->attach_child <= 0)
+			continue;
+		if (waitpid(ps->attach_child, &status, block ? 0 : WNOHANG) !=
+		    ps->attach_child)
+			continue;
+		ps->attach_child = 0;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			pl->stats.attached++;
+			if (!pl->opts.quiet)
+				fprintf(stderr, "asgst-bpf: attached the agent "
+					"to JVM %d\n", (int)ps->pid);
+			ps->cm_next_try_ns = 0;
+			proc_try_codemap(pl, ps, mono_ns());
+		}
+	}
+}
+
+static bool attach_pending(const struct pipeline *pl)
+{
+	for (size_t i = 0; i < pl->procs_cap; i++)
+		if (pl->procs[i].used && pl->procs[i].attach_child > 0)
+			return true;
+	return false;
+}
+
 static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 			     uint64_t now)
 {
@@ -192,6 +279,8 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 		return;
 	ps->cm_next_try_ns = now + CODEMAP_RETRY_NS;
 	rc = codemap__open_pid(&ps->cm, ps->pid, err, sizeof(err));
+	if (rc == -ENOENT)
+		proc_start_attach(pl, ps);
 	if (rc == -ENOENT || rc == -EAGAIN)
 		return;		/* no agent (yet), or still starting: retry */
 	if (rc) {
@@ -341,10 +430,18 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	struct queued *q;
 	bool updated = false;
 
+	reap_attaches(pl, flush);
 	if (!pl->head)
 		return;
 	if (!now_ns)
 		now_ns = mono_ns();
+	/*
+	 * While an agent is being attached, hold the queue (up to the attach
+	 * timeout): the samples taken meanwhile decode once the map is there.
+	 */
+	if (!flush && attach_pending(pl) &&
+	    pl->head->arrival_ns + ATTACH_HOLD_NS > now_ns)
+		return;
 	while ((q = pl->head)) {
 		if (!flush && q->arrival_ns + pl->opts.decode_delay_ns > now_ns)
 			break;
