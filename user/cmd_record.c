@@ -366,34 +366,64 @@ static int cgroup_id_of(const char *path, uint64_t *id)
 	return 0;
 }
 
-/* fork the command stopped on a pipe; it execs once the sampler is on */
-static pid_t spawn_stopped(char **cmd, int *go_fd)
+/*
+ * Fork the command stopped on a pipe; it execs once the sampler is on. A
+ * second, close-on-exec pipe tells the parent when the exec happened (EOF)
+ * or why it failed (the errno).
+ */
+static pid_t spawn_stopped(char **cmd, int *go_fd, int *exec_fd)
 {
-	int p[2];
+	int p[2], e[2];
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
+	if (pipe2(e, O_CLOEXEC)) {
 		close(p[0]);
 		close(p[1]);
 		return -errno;
 	}
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		close(e[0]);
+		close(e[1]);
+		return -errno;
+	}
 	if (pid == 0) {
 		char c;
+		int err;
 
 		close(p[1]);
+		close(e[0]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(126);	/* the recorder went away */
 		execvp(cmd[0], cmd);
-		fprintf(stderr, "asgst-bpf record: cannot run '%s': %s\n",
-			cmd[0], strerror(errno));
+		err = errno;
+		if (write(e[1], &err, sizeof(err)) < 0)
+			_exit(127);
 		_exit(127);
 	}
 	close(p[0]);
+	close(e[1]);
 	*go_fd = p[1];
+	*exec_fd = e[0];
 	return pid;
+}
+
+/* let the command go; 0 once it exec'd, else the exec's -errno */
+static int start_command(int go_fd, int exec_fd)
+{
+	int err = 0;
+	ssize_t n;
+
+	if (write(go_fd, "g", 1) != 1)
+		return -errno;
+	do
+		n = read(exec_fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(err) ? -err : 0;
 }
 
 static uint64_t mono_ns(void)
@@ -495,7 +525,7 @@ int cmd_record(int argc, char **argv)
 	char err[512], agent[4096];
 	uint64_t t0, t_end = 0, last_status = 0, t_dec, decode_ns = 0;
 	pid_t child = -1;
-	int go_fd = -1, rc, ret = 1;
+	int go_fd = -1, exec_fd = -1, rc, ret = 1;
 	bool child_done = false, tty;
 
 	rc = parse_args(argc, argv, &a);
@@ -543,7 +573,7 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	if (a.cmd) {
-		child = spawn_stopped(a.cmd, &go_fd);
+		child = spawn_stopped(a.cmd, &go_fd, &exec_fd);
 		if (child < 0) {
 			fprintf(stderr, "asgst-bpf record: cannot start '%s': %s\n",
 				a.cmd[0], strerror((int)-child));
@@ -590,11 +620,19 @@ int cmd_record(int argc, char **argv)
 	if (a.duration > 0)
 		t_end = t0 + (uint64_t)(a.duration * 1e9);
 	if (go_fd >= 0) {
-		if (write(go_fd, "g", 1) != 1)
-			fprintf(stderr, "asgst-bpf record: cannot start the "
-				"command\n");
+		rc = start_command(go_fd, exec_fd);
 		close(go_fd);
-		go_fd = -1;
+		close(exec_fd);
+		go_fd = exec_fd = -1;
+		if (rc) {
+			fprintf(stderr, "asgst-bpf record: cannot run '%s': %s\n",
+				a.cmd[0], strerror(-rc));
+			waitpid(child, NULL, 0);
+			child_done = true;
+			goto cleanup;
+		}
+		/* look at it now that it is the command, not our fork */
+		pipeline__prime(pl, child);
 	}
 
 	while (!stop_requested) {
@@ -670,6 +708,8 @@ int cmd_record(int argc, char **argv)
 cleanup:
 	if (go_fd >= 0)
 		close(go_fd);	/* the child sees EOF and exits */
+	if (exec_fd >= 0)
+		close(exec_fd);
 	if (child > 0 && !child_done) {
 		/* the recording is over (time, Ctrl-C or error): so is the command */
 		kill(child, SIGTERM);

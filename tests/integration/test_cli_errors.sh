@@ -30,6 +30,7 @@ expect_err "unknown format" "$ASGST" record -a -d 1 -f nosuch
 expect_err "what to record" "$ASGST" record -d 1
 expect_err "conflicts" "$ASGST" record -a -p "$spid" -d 1
 expect_err "stack-window" "$ASGST" record -a --stack-window 100000 -d 1
+if [ "$(id -u)" -eq 0 ]; then expect_err "cannot run" "$ASGST" record -d 1 -- /nonexistent/command; fi
 if [ "$(id -u)" -eq 0 ]; then
 	expect_err "cannot write" "$ASGST" record -a -d 1 -o /nonexistent-dir/x.json
 	expect_err "cgroup" "$ASGST" record --cgroup /nonexistent-cgroup -d 1
