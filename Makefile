@@ -77,7 +77,7 @@ WL_JAVA_SRCS	:= $(wildcard tests/workloads/*.java)
 WL_BINS		:= $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_C_SRCS))
 WL_LIBS		:= $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(WL_LIB_SRCS))
 WL_JAVA_STAMP	:= $(if $(WL_JAVA_SRCS),$(BUILD)/workloads/classes/.stamp)
-WL_CFLAGS	:= -O1 -g -fno-omit-frame-pointer -fno-inline \
+WL_CFLAGS	:= -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
 		   -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		   -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 
