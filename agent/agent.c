@@ -1,0 +1,893 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * asgst-bpf JVMTI agent: publishes what a stack walker needs (VM constants,
+ * methods, compiled code with inline tables, stubs, threads) in the code
+ * map of agent/codemap_format.h. It never walks stacks and never blocks the
+ * JVM: JVMTI calls happen outside the one short writer mutex, and any
+ * surprise disables the agent, not the JVM.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <jvmti.h>
+#include <jvmticmlr.h>
+#include "cmwriter.h"
+#include "log.h"
+#include "vmconsts.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static struct {
+	char path[256];
+	uint64_t max_size;
+} opt;
+
+static jvmtiEnv *jvmti;
+static int loaded;		/* a second load is a no-op */
+static int ready;		/* VM record written: events go to the map */
+static int jdk_major;
+static uintptr_t early_cont_barrier;	/* seen before the VM record */
+static jfieldID eetop_fid;
+
+/* ---- bounded Method* set: which methods already have a METHOD record ---- */
+#define MSET_BITS	18
+#define MSET_SIZE	(1u << MSET_BITS)
+#define MSET_MAX	(MSET_SIZE * 3 / 4)
+static uintptr_t *mset;
+static unsigned mset_n;
+
+static unsigned mset_slot(uintptr_t m)
+{
+	return (unsigned)((m * 0x9E3779B97F4A7C15ull) >> (64 - MSET_BITS));
+}
+
+/* under the writer lock */
+static bool mset_has(uintptr_t m)
+{
+	unsigned i = mset_slot(m), n;
+
+	if (!mset)
+		return false;
+	for (n = 0; n < MSET_SIZE && mset[i]; n++, i = (i + 1) & (MSET_SIZE - 1))
+		if (mset[i] == m)
+			return true;
+	return false;
+}
+
+/* under the writer lock; a full set stops deduplicating (duplicates are
+ * harmless to the reader, memory stays bounded) */
+static void mset_add(uintptr_t m)
+{
+	unsigned i = mset_slot(m);
+
+	if (!mset || mset_n >= MSET_MAX)
+		return;
+	while (mset[i]) {
+		if (mset[i] == m)
+			return;
+		i = (i + 1) & (MSET_SIZE - 1);
+	}
+	mset[i] = m;
+	mset_n++;
+}
+
+static uintptr_t method_ptr(jmethodID mid)
+{
+	return mid ? *(const uintptr_t *)mid : 0;
+}
+
+static void jfree(void *p)
+{
+	if (p)
+		(*jvmti)->Deallocate(jvmti, p);
+}
+
+static uint32_t gettid_u32(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* ---- METHOD records --------------------------------------------------- */
+
+/* "Ljava/lang/String;" -> "java.lang.String" into buf */
+static void dotted_class(const char *sig, char *buf, size_t len)
+{
+	size_t n, i;
+
+	if (!sig) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	if (sig[0] == 'L') {
+		sig++;
+		n = strlen(sig);
+		if (n && sig[n - 1] == ';')
+			n--;
+	} else {
+		n = strlen(sig);
+	}
+	if (n >= len)
+		n = len - 1;
+	for (i = 0; i < n; i++)
+		buf[i] = sig[i] == '/' ? '.' : sig[i];
+	buf[n] = 0;
+}
+
+struct class_info {
+	char name[1024];
+	char *source;		/* JVMTI-allocated or NULL */
+};
+
+static void class_info_get(jclass k, struct class_info *ci)
+{
+	char *sig = NULL;
+
+	ci->source = NULL;
+	if ((*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
+		sig = NULL;
+	dotted_class(sig, ci->name, sizeof(ci->name));
+	jfree(sig);
+	if ((*jvmti)->GetSourceFileName(jvmti, k, &ci->source) != JVMTI_ERROR_NONE)
+		ci->source = NULL;
+}
+
+/*
+ * Build and append a METHOD record. method is the Method* to publish
+ * (normally *(Method**)mid; the blob's own for MethodHandle intrinsics,
+ * with sig_override then). force: write even when already recorded.
+ */
+static void write_method(jmethodID mid, const struct class_info *ci,
+			 uintptr_t method, const char *name_override,
+			 const char *sig_override, bool force)
+{
+	char *name = NULL, *sig = NULL;
+	jvmtiLineNumberEntry *lines = NULL;
+	jint n_lines = 0, mods = 0, i;
+	jboolean native = JNI_FALSE;
+	struct cm_method m;
+	struct recbuf b;
+	bool have;
+
+	if (!method)
+		return;
+	if (!force) {
+		cmw__lock();
+		have = mset_has(method);
+		cmw__unlock();
+		if (have)
+			return;
+	}
+	rb__init(&b);
+	if ((*jvmti)->GetMethodName(jvmti, mid, &name, &sig, NULL))
+		goto cleanup;
+	(*jvmti)->GetMethodModifiers(jvmti, mid, &mods);
+	(*jvmti)->IsMethodNative(jvmti, mid, &native);
+	if (native ||
+	    (*jvmti)->GetLineNumberTable(jvmti, mid, &n_lines, &lines))
+		n_lines = 0, lines = NULL;
+	memset(&m, 0, sizeof(m));
+	m.h.type = CM_REC_METHOD;
+	m.h.time_ns = cmw__now_ns();
+	m.method = method;
+	m.const_method = *(const uintptr_t *)(method + vmc.method_const);
+	m.modifiers = (uint32_t)mods;
+	m.flags = native ? CM_METHOD_NATIVE : 0;
+	m.n_lines = (uint32_t)(n_lines > 0 ? n_lines : 0);
+	rb__put(&b, &m, sizeof(m));
+	rb__str(&b, ci->name);
+	rb__str(&b, name_override ? name_override : name);
+	rb__str(&b, sig_override ? sig_override : sig);
+	rb__str(&b, ci->source ? ci->source : "");
+	rb__pad(&b, 4);
+	for (i = 0; i < n_lines; i++) {
+		struct cm_line l = {
+			.bci = (uint32_t)lines[i].start_location,
+			.line = (uint32_t)lines[i].line_number,
+		};
+
+		rb__put(&b, &l, sizeof(l));
+	}
+	if (rb__finish(&b))
+		goto cleanup;
+	cmw__lock();
+	have = !force && mset_has(method);
+	if (!have)
+		mset_add(method);
+	cmw__unlock();
+	if (!have)
+		cmw__append(b.p, b.len);
+cleanup:
+	rb__free(&b);
+	jfree(name);
+	jfree(sig);
+	jfree(lines);
+}
+
+/* all methods of a prepared class; force: ClassPrepare always writes, so a
+ * Method* address reused after class unloading gets its new record */
+static void write_class(jclass k, bool force)
+{
+	jmethodID *mids = NULL;
+	jint n = 0, i, status = 0;
+	struct class_info ci;
+
+	if ((*jvmti)->GetClassStatus(jvmti, k, &status) ||
+	    !(status & JVMTI_CLASS_STATUS_PREPARED) ||
+	    (status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
+		return;
+	if ((*jvmti)->GetClassMethods(jvmti, k, &n, &mids))
+		return;
+	class_info_get(k, &ci);
+	for (i = 0; i < n && cmw__active(); i++)
+		write_method(mids[i], &ci, method_ptr(mids[i]), NULL, NULL,
+			     force);
+	jfree(ci.source);
+	jfree(mids);
+}
+
+/* a method referenced by compiled code: recorded once */
+static void ensure_method(jmethodID mid, uintptr_t method, const char *name,
+			  const char *sig)
+{
+	struct class_info ci;
+	jclass k = NULL;
+	bool have;
+
+	cmw__lock();
+	have = mset_has(method);
+	cmw__unlock();
+	if (have || (*jvmti)->GetMethodDeclaringClass(jvmti, mid, &k) || !k)
+		return;
+	class_info_get(k, &ci);
+	write_method(mid, &ci, method, name, sig, false);
+	jfree(ci.source);
+}
+
+/* ---- CODE records ----------------------------------------------------- */
+
+static bool is_mh_intrinsic(const char *name)
+{
+	static const char *const names[] = {
+		"linkToStatic", "linkToVirtual", "linkToInterface",
+		"linkToSpecial", "invokeBasic", "linkToNative",
+	};
+	unsigned i;
+
+	for (i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+struct pool {
+	uintptr_t *m;
+	jmethodID *mid;
+	uint32_t n, cap;
+};
+
+static int pool_idx(struct pool *p, jmethodID mid, uintptr_t m)
+{
+	uint32_t i;
+
+	for (i = p->n; i-- > 0;)
+		if (p->m[i] == m)
+			return (int)i;
+	if (p->n == p->cap) {
+		uint32_t cap = p->cap ? p->cap * 2 : 16;
+		uintptr_t *nm = realloc(p->m, cap * sizeof(*nm));
+		jmethodID *nmid;
+
+		if (!nm)
+			return -1;
+		p->m = nm;
+		nmid = realloc(p->mid, cap * sizeof(*nmid));
+		if (!nmid)
+			return -1;
+		p->mid = nmid;
+		p->cap = cap;
+	}
+	p->m[p->n] = m;
+	p->mid[p->n] = mid;
+	return (int)p->n++;
+}
+
+static void JNICALL on_compiled_load(jvmtiEnv *env, jmethodID mid,
+				     jint code_size, const void *code_addr,
+				     jint map_length, const jvmtiAddrLocationMap *map,
+				     const void *compile_info)
+{
+	const jvmtiCompiledMethodLoadRecordHeader *r;
+	uintptr_t start = (uintptr_t)code_addr, blob, method, ev_method;
+	char *name = NULL, *sig = NULL, nsig[512], nname[128];
+	const char *blob_sig = NULL, *blob_name = NULL;
+	jboolean native = JNI_FALSE;
+	struct pool pool = { 0 };
+	struct cm_code c;
+	struct recbuf b, pcs;
+	bool intrinsic;
+	jint i, j;
+
+	(void)env; (void)map_length; (void)map;
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || !cmw__active())
+		return;
+	rb__init(&b);
+	rb__init(&pcs);
+	ev_method = method_ptr(mid);
+	(*jvmti)->GetMethodName(jvmti, mid, &name, &sig, NULL);
+	(*jvmti)->IsMethodNative(jvmti, mid, &native);
+	intrinsic = is_mh_intrinsic(name);
+
+	memset(&c, 0, sizeof(c));
+	c.h.type = CM_REC_CODE;
+	c.h.time_ns = cmw__now_ns();
+	c.start = start;
+	c.end = start + (uint32_t)code_size;
+	c.kind = native ? CM_CODE_NATIVE : CM_CODE_NMETHOD;
+	c.comp_level = -1;
+	c.frame_size = -1;
+	c.frame_complete = -1;
+	method = ev_method;
+	blob = vmc__find_blob(start);
+	/* the segmap walk must land on the blob whose code begins here */
+	if (blob && vmc__blob_code_begin(blob) == start) {
+		uintptr_t bm = vmc__nm_method(blob);
+
+		c.blob = blob;
+		c.frame_size = vmc__blob_frame_size(blob);
+		c.frame_complete = vmc__blob_frame_complete(blob);
+		c.comp_level = vmc__nm_comp_level(blob);
+		c.verified_entry = vmc__nm_verified_entry(blob);
+		if (!native && vmc__nm_entry_bci(blob) >= 0)
+			c.kind = CM_CODE_OSR;
+		if (bm && (intrinsic || !method))
+			method = bm;
+	} else {
+		log_debug("no code-heap blob at %p (found %p)", code_addr,
+			  (void *)blob);
+	}
+	c.method = method;
+	/* the blob's own Method*: its name and signature from its symbols,
+	 * since the event's jmethodID stands for another intrinsic */
+	if (method != ev_method) {
+		if (vmc__method_signature(method, nsig, sizeof(nsig)))
+			blob_sig = nsig;
+		if (vmc__method_name(method, nname, sizeof(nname)))
+			blob_name = nname;
+	}
+	ensure_method(mid, method, blob_name, blob_sig);
+
+	pool_idx(&pool, mid, method);
+	for (r = compile_info; r; r = r->next) {
+		const jvmtiCompiledMethodLoadInlineRecord *ir;
+
+		if (r->kind != JVMTI_CMLR_INLINE_INFO)
+			continue;
+		ir = (const void *)r;
+		for (i = 0; i < ir->numpcs; i++) {
+			const PCStackInfo *pi = &ir->pcinfo[i];
+			uintptr_t pc = (uintptr_t)pi->pc;
+			struct cm_pcdesc d;
+
+			if (pi->numstackframes <= 0 || pc < start || pc > c.end)
+				continue;
+			d.pc_off = (uint32_t)(pc - start);
+			d.depth = (uint32_t)pi->numstackframes;
+			rb__put(&pcs, &d, sizeof(d));
+			for (j = 0; j < pi->numstackframes; j++) {
+				jmethodID fm = pi->methods[j];
+				uintptr_t m = method_ptr(fm);
+				struct cm_frame f;
+				int idx;
+
+				/* the shared intrinsic jmethodID means this blob */
+				if (intrinsic && m == ev_method)
+					m = method;
+				idx = pool_idx(&pool, fm, m);
+				if (idx < 0) {
+					pcs.oom = 1;
+					break;
+				}
+				f.method_idx = (uint32_t)idx;
+				f.bci = pi->bcis[j];
+				rb__put(&pcs, &f, sizeof(f));
+			}
+			c.n_pcs++;
+		}
+	}
+	c.n_methods = pool.n;
+	/* every method of the chains has a METHOD record before the CODE */
+	for (i = 1; i < (jint)pool.n; i++)
+		ensure_method(pool.mid[i], pool.m[i], NULL, NULL);
+	rb__put(&b, &c, sizeof(c));
+	rb__put(&b, pool.m, pool.n * sizeof(uint64_t));
+	rb__put(&b, pcs.p, pcs.len);
+	if (pcs.oom || rb__finish(&b))
+		log_warn("CODE record for %s dropped: out of memory", name ? name : "?");
+	else
+		cmw__append(b.p, b.len);
+	rb__free(&b);
+	rb__free(&pcs);
+	free(pool.m);
+	free(pool.mid);
+	jfree(name);
+	jfree(sig);
+}
+
+static void JNICALL on_compiled_unload(jvmtiEnv *env, jmethodID mid,
+				       const void *code_addr)
+{
+	struct cm_unload u;
+
+	(void)env;
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+		return;
+	memset(&u, 0, sizeof(u));
+	u.h.type = CM_REC_UNLOAD;
+	u.h.len = sizeof(u);
+	u.h.time_ns = cmw__now_ns();
+	u.start = (uintptr_t)code_addr;
+	u.method = method_ptr(mid);
+	cmw__append(&u, sizeof(u));
+}
+
+/* ---- STUB records ----------------------------------------------------- */
+
+static uint32_t stub_kind(const char *name, uintptr_t blob, bool whole)
+{
+	const char *base = strrchr(name, ':');
+
+	base = base ? base + 1 : name;
+	if (!strcmp(name, "Interpreter"))
+		return CM_STUB_INTERPRETER;
+	if (!strcmp(base, "call_stub"))
+		return CM_STUB_CALL_STUB;
+	if (strstr(name, "I2C/C2I") || strstr(name, "adapter"))
+		return CM_STUB_ADAPTER;
+	if (strstr(name, "nep_invoker"))
+		return CM_STUB_NEP_INVOKER;
+	if (strstr(name, "upcall_stub") && whole)
+		return CM_STUB_UPCALL;
+	if (!strncasecmp(base, "cont_", 5))
+		return CM_STUB_CONT;
+	/* a stub that is a whole blob with a frame of its own; without
+	 * CodeBlob::_kind (JDK <= 22) a BufferBlob is the one without */
+	if (blob && whole && (vmc__blob_is_runtime_stub(blob) ||
+			      (vmc.blob_kind < 0 && vmc__blob_frame_size(blob) > 0)))
+		return CM_STUB_RUNTIME;
+	return CM_STUB_OTHER;
+}
+
+static void JNICALL on_dynamic_code(jvmtiEnv *env, const char *name,
+				    const void *address, jint length)
+{
+	uintptr_t start = (uintptr_t)address, blob;
+	struct cm_stub s;
+	struct recbuf b;
+	const char *base;
+	bool whole;
+
+	(void)env;
+	if (!name)
+		name = "";
+	base = strrchr(name, ':');
+	base = base ? base + 1 : name;
+	if (!strcasecmp(base, "cont_returnBarrier"))
+		__atomic_store_n(&early_cont_barrier, start, __ATOMIC_RELEASE);
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || !cmw__active())
+		return;
+	memset(&s, 0, sizeof(s));
+	s.h.type = CM_REC_STUB;
+	s.h.time_ns = cmw__now_ns();
+	s.start = start;
+	s.end = start + (uint32_t)length;
+	s.frame_size = -1;
+	s.frame_complete = -1;
+	blob = vmc__find_blob(start);
+	whole = blob && vmc__blob_code_begin(blob) == start;
+	if (blob) {
+		s.blob = blob;
+		/* a blob's frame describes the stub only when the stub is the
+		 * blob (not one of many stubs in a StubRoutines buffer) */
+		if (whole) {
+			s.frame_size = vmc__blob_frame_size(blob);
+			s.frame_complete = vmc__blob_frame_complete(blob);
+		}
+	}
+	s.kind = stub_kind(name, blob, whole);
+	rb__init(&b);
+	rb__put(&b, &s, sizeof(s));
+	rb__str(&b, name);
+	if (!rb__finish(&b))
+		cmw__append(b.p, b.len);
+	rb__free(&b);
+}
+
+/* ---- THREAD records --------------------------------------------------- */
+
+static uintptr_t java_thread_of(JNIEnv *jni, jthread t)
+{
+	if (!jni || !t || !eetop_fid)
+		return 0;
+	return (uintptr_t)(*jni)->GetLongField(jni, t, eetop_fid);
+}
+
+static void write_thread(JNIEnv *jni, jthread t, bool end, uint32_t tid)
+{
+	jvmtiThreadInfo ti;
+	struct cm_thread r;
+	struct recbuf b;
+	char *csig = NULL;
+	jclass k;
+
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || !cmw__active())
+		return;
+	memset(&ti, 0, sizeof(ti));
+	if ((*jvmti)->GetThreadInfo(jvmti, t, &ti))
+		memset(&ti, 0, sizeof(ti));
+	memset(&r, 0, sizeof(r));
+	r.h.type = CM_REC_THREAD;
+	r.h.time_ns = cmw__now_ns();
+	r.java_thread = java_thread_of(jni, t);
+	if (!tid)
+		tid = vmc__jt_tid(r.java_thread);
+	r.tid = tid;
+	r.flags = (end ? CM_THREAD_END : 0) | (ti.is_daemon ? CM_THREAD_DAEMON : 0);
+	k = jni ? (*jni)->GetObjectClass(jni, t) : NULL;
+	if (k && !(*jvmti)->GetClassSignature(jvmti, k, &csig, NULL) && csig) {
+		/* the class says it without a version check */
+		if (!strcmp(csig, "Ljdk/internal/misc/CarrierThread;"))
+			r.flags |= CM_THREAD_CARRIER;
+		else if (strstr(csig, "VirtualThread"))
+			r.flags |= CM_THREAD_VIRTUAL;
+	}
+	if (k)
+		(*jni)->DeleteLocalRef(jni, k);
+	rb__init(&b);
+	rb__put(&b, &r, sizeof(r));
+	rb__str(&b, ti.name ? ti.name : "");
+	if (!rb__finish(&b))
+		cmw__append(b.p, b.len);
+	rb__free(&b);
+	jfree(csig);
+	jfree(ti.name);
+	if (jni) {
+		if (ti.thread_group)
+			(*jni)->DeleteLocalRef(jni, ti.thread_group);
+		if (ti.context_class_loader)
+			(*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+	}
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread t)
+{
+	(void)env;
+	/* ThreadStart and ThreadEnd run on the thread itself */
+	write_thread(jni, t, false, gettid_u32());
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *env, JNIEnv *jni, jthread t)
+{
+	(void)env;
+	write_thread(jni, t, true, gettid_u32());
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *env, JNIEnv *jni, jthread t,
+				     jclass k)
+{
+	(void)env; (void)jni; (void)t;
+	if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) && cmw__active())
+		write_class(k, true);
+}
+
+/* ---- start-up: VM record and enumeration ------------------------------ */
+
+static void write_vm_record(void)
+{
+	char *ver = NULL;
+	struct cm_vm v;
+	struct recbuf b;
+
+	(*jvmti)->GetSystemProperty(jvmti, "java.vm.version", &ver);
+	memset(&v, 0, sizeof(v));
+	v.h.type = CM_REC_VM;
+	v.h.time_ns = cmw__now_ns();
+	v.jdk_major = (uint32_t)jdk_major;
+	v.c = vmc;
+	rb__init(&b);
+	rb__put(&b, &v, sizeof(v));
+	rb__str(&b, ver ? ver : "");
+	if (!rb__finish(&b))
+		cmw__append(b.p, b.len);
+	rb__free(&b);
+	jfree(ver);
+}
+
+static int parse_major(const char *s)
+{
+	int v;
+
+	if (!s)
+		return 0;
+	v = atoi(s);
+	if (v == 1 && s[1] == '.')	/* 1.8 style */
+		v = atoi(s + 2);
+	return v;
+}
+
+static void enumerate_classes(void)
+{
+	jclass *ks = NULL;
+	jint n = 0, i;
+
+	if ((*jvmti)->GetLoadedClasses(jvmti, &n, &ks))
+		return;
+	for (i = 0; i < n && cmw__active(); i++)
+		write_class(ks[i], false);
+	jfree(ks);
+}
+
+static void enumerate_threads(JNIEnv *jni)
+{
+	jthread *ts = NULL;
+	jint n = 0, i;
+
+	if ((*jvmti)->GetAllThreads(jvmti, &n, &ts))
+		return;
+	for (i = 0; i < n; i++) {
+		write_thread(jni, ts[i], false, 0);
+		if (jni)
+			(*jni)->DeleteLocalRef(jni, ts[i]);
+	}
+	jfree(ts);
+}
+
+/* runs at VMInit, or in Agent_OnAttach (live phase) */
+static void agent_init_live(JNIEnv *jni)
+{
+	char *spec = NULL;
+	jclass tc;
+	uint64_t t0 = cmw__now_ns();
+
+	if (!cmw__active())
+		return;
+	(*jvmti)->GetSystemProperty(jvmti, "java.vm.specification.version", &spec);
+	jdk_major = parse_major(spec);
+	jfree(spec);
+	tc = jni ? (*jni)->FindClass(jni, "java/lang/Thread") : NULL;
+	if (tc) {
+		eetop_fid = (*jni)->GetFieldID(jni, tc, "eetop", "J");
+		(*jni)->DeleteLocalRef(jni, tc);
+	}
+	if (jni && (*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	if (!eetop_fid)
+		log_warn("java.lang.Thread.eetop not found: JavaThread* unknown");
+	/* a first pass over the stubs only learns cont_returnBarrier for the
+	 * VM record (the events are synchronous on this thread) */
+	vmc__refresh();
+	if (!vmc.cont_return_barrier) {
+		(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
+		vmc.cont_return_barrier =
+			__atomic_load_n(&early_cont_barrier, __ATOMIC_ACQUIRE);
+	}
+	write_vm_record();
+	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	cmw__set_flags(CM_F_READY);
+	enumerate_classes();
+	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
+	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+	enumerate_threads(jni);
+	log_info("code map ready: JDK %d, %u methods, %.1f ms", jdk_major,
+		 mset_n, (double)(cmw__now_ns() - t0) / 1e6);
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread t)
+{
+	(void)env; (void)t;
+	agent_init_live(jni);
+}
+
+static void agent_shutdown(void)
+{
+	__atomic_store_n(&ready, 0, __ATOMIC_RELEASE);
+	cmw__close();
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni)
+{
+	(void)env; (void)jni;
+	agent_shutdown();
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (tolower((unsigned char)*end)) {
+	case 'k': v <<= 10; end++; break;
+	case 'm': v <<= 20; end++; break;
+	case 'g': v <<= 30; end++; break;
+	}
+	if (*end || v < (64u << 10) || v > (4ull << 30))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* NULL when fine, else the offending option */
+static const char *parse_options(const char *options, char *bad, size_t badlen)
+{
+	char buf[1024], *save = NULL, *tok;
+
+	snprintf(opt.path, sizeof(opt.path), CM_PATH_FMT, (int)getpid());
+	opt.max_size = CM_DEFAULT_MAX;
+	if (!options || !*options)
+		return NULL;
+	if (strlen(options) >= sizeof(buf))
+		return "options too long";
+	strcpy(buf, options);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const char *v = eq ? eq + 1 : "";
+
+		if (eq)
+			*eq = 0;
+		if (!strcmp(tok, "path") && *v && strlen(v) < sizeof(opt.path)) {
+			strcpy(opt.path, v);
+		} else if (!strcmp(tok, "maxsize") && !parse_size(v, &opt.max_size)) {
+		} else if (!strcmp(tok, "loglevel") && *v) {
+			if (!strcmp(v, "error"))
+				agent_log_level = LOG_ERROR;
+			else if (!strcmp(v, "warn"))
+				agent_log_level = LOG_WARN;
+			else if (!strcmp(v, "info"))
+				agent_log_level = LOG_INFO;
+			else if (!strcmp(v, "debug"))
+				agent_log_level = LOG_DEBUG;
+			else
+				goto bad;
+		} else if (!strcmp(tok, "logfile") && *v) {
+			if (agent_log_open(v))
+				goto bad;
+		} else {
+			goto bad;
+		}
+		continue;
+bad:
+		snprintf(bad, badlen, "%s%s%s", tok, eq ? "=" : "", v);
+		return bad;
+	}
+	return NULL;
+}
+
+/* ---- load / attach ---------------------------------------------------- */
+
+static void atexit_cleanup(void)
+{
+	agent_shutdown();
+}
+
+static int agent_start(JavaVM *vm, const char *options, bool live)
+{
+	jvmtiEventCallbacks cb;
+	jvmtiCapabilities caps;
+	const char *why, *bad;
+	char badbuf[256];
+	JNIEnv *jni = NULL;
+	static const jvmtiEvent events[] = {
+		JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH,
+		JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_COMPILED_METHOD_LOAD,
+		JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+		JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_THREAD_START,
+		JVMTI_EVENT_THREAD_END,
+	};
+	unsigned i;
+
+	if (__atomic_exchange_n(&loaded, 1, __ATOMIC_ACQ_REL)) {
+		log_warn("already loaded (code map %s): ignoring this load",
+			 opt.path);
+		return 0;
+	}
+	bad = parse_options(options, badbuf, sizeof(badbuf));
+	if (bad) {
+		fprintf(stderr, "asgst-agent: bad option '%s' (use path=,maxsize=,"
+			"loglevel=error|warn|info|debug,logfile=): agent disabled\n",
+			bad);
+		/* off, but a later load with good options may still start */
+		__atomic_store_n(&loaded, 0, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+		log_error("no JVMTI 1.2 environment: agent disabled");
+		return 0;
+	}
+	if (cmw__open(opt.path, opt.max_size))
+		return 0;
+	atexit(atexit_cleanup);
+	why = vmc__init();
+	if (why) {
+		cmw__disable(why);
+		return 0;
+	}
+	mset = calloc(MSET_SIZE, sizeof(*mset));
+	if (!mset)
+		log_warn("no memory for the method set: methods may repeat");
+	/* PcDescs at every pc, not just safepoints: inline chains resolve
+	 * accurately for code compiled from now on */
+	if (vmc__set_bool_flag("DebugNonSafepoints", true))
+		log_warn("DebugNonSafepoints not found: inline info only at safepoints");
+
+	memset(&caps, 0, sizeof(caps));
+	caps.can_generate_compiled_method_load_events = 1;
+	caps.can_get_line_numbers = 1;
+	caps.can_get_source_file_name = 1;
+	if ((*jvmti)->AddCapabilities(jvmti, &caps)) {
+		cmw__disable("JVMTI capabilities not available");
+		return 0;
+	}
+	memset(&cb, 0, sizeof(cb));
+	cb.VMInit = on_vm_init;
+	cb.VMDeath = on_vm_death;
+	cb.ClassPrepare = on_class_prepare;
+	cb.CompiledMethodLoad = on_compiled_load;
+	cb.CompiledMethodUnload = on_compiled_unload;
+	cb.DynamicCodeGenerated = on_dynamic_code;
+	cb.ThreadStart = on_thread_start;
+	cb.ThreadEnd = on_thread_end;
+	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb))) {
+		cmw__disable("JVMTI SetEventCallbacks failed");
+		return 0;
+	}
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (live && events[i] == JVMTI_EVENT_VM_INIT)
+			continue;
+		if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+						       events[i], NULL)) {
+			cmw__disable("JVMTI SetEventNotificationMode failed");
+			return 0;
+		}
+	}
+	log_info("agent loaded (%s), code map %s, max %llu bytes",
+		 live ? "attach" : "start", opt.path,
+		 (unsigned long long)opt.max_size);
+	if (live) {
+		if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
+			jni = NULL;
+		agent_init_live(jni);
+	}
+	return 0;
+}
+
+EXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+	(void)reserved;
+	/* never a non-zero return: that would abort the JVM */
+	agent_start(vm, options, false);
+	return 0;
+}
+
+EXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+	(void)reserved;
+	agent_start(vm, options, true);
+	return 0;
+}
+
+EXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+	(void)vm;
+	agent_shutdown();
+}
