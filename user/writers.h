@@ -31,6 +31,7 @@ int write_collapsed(const struct profile *p, FILE *f);
 int write_json(const struct profile *p, FILE *f);
 int write_pprof(const struct profile *p, FILE *f);
 int write_html(const struct profile *p, FILE *f);
+int write_top(const struct profile *p, FILE *f);	/* write_top.c */
 
 /*
  * The name a frame has in the collapsed output (docs/formats.md), written

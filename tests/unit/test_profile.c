@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Aggregation: keys, counts, copies, interning, order, growth. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "profile.h"
+#include "strtab.h"
+#include "trace.h"
+#include "unit/writers_fixture.h"
+
+/* a deep copy of t in heap memory the test frees and scribbles over */
+struct heap_trace {
+	struct trace t;
+	char *strs[TRACE_MAX_FRAMES * 7 + 3];
+	size_t nstrs;
+};
+
+static const char *dup_str(struct heap_trace *h, const char *s)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	assert_non_null(d);
+	h->strs[h->nstrs++] = d;
+	return d;
+}
+
+static struct heap_trace *heap_copy(const struct trace *t)
+{
+	struct heap_trace *h = calloc(1, sizeof(*h));
+
+	assert_non_null(h);
+	h->t = *t;
+	h->t.comm = dup_str(h, t->comm);
+	h->t.thread = dup_str(h, t->thread);
+	h->t.error_name = dup_str(h, t->error_name);
+	h->t.frames = calloc(t->nframes + 1, sizeof(struct frame));
+	assert_non_null(h->t.frames);
+	for (uint32_t i = 0; i < t->nframes; i++) {
+		struct frame *d = &h->t.frames[i];
+
+		*d = t->frames[i];
+		d->symbol = dup_str(h, d->symbol);
+		d->module = dup_str(h, d->module);
+		d->klass = dup_str(h, d->klass);
+		d->method = dup_str(h, d->method);
+		d->signature = dup_str(h, d->signature);
+		d->source = dup_str(h, d->source);
+		d->reason = dup_str(h, d->reason);
+	}
+	return h;
+}
+
+static void heap_free(struct heap_trace *h)
+{
+	for (size_t i = 0; i < h->nstrs; i++) {
+		memset(h->strs[i], 'X', strlen(h->strs[i]));
+		free(h->strs[i]);
+	}
+	memset(h->t.frames, 0xa5, h->t.nframes * sizeof(struct frame));
+	free(h->t.frames);
+	free(h);
+}
+
+static void assert_str_eq_or_null(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_ptr_equal(a, b);
+	else
+		assert_string_equal(a, b);
+}
+
+static void assert_same_trace(const struct trace *a, const struct trace *b)
+{
+	assert_int_equal(a->pid, b->pid);
+	assert_int_equal(a->tid, b->tid);
+	assert_str_eq_or_null(a->comm, b->comm);
+	assert_str_eq_or_null(a->thread, b->thread);
+	assert_int_equal(a->kind, b->kind);
+	assert_int_equal(a->error, b->error);
+	assert_str_eq_or_null(a->error_name, b->error_name);
+	assert_int_equal(a->nframes, b->nframes);
+	for (uint32_t i = 0; i < a->nframes; i++) {
+		const struct frame *x = &a->frames[i], *y = &b->frames[i];
+
+		assert_int_equal(x->type, y->type);
+		assert_int_equal(x->comp_level, y->comp_level);
+		assert_int_equal(x->flags, y->flags);
+		assert_int_equal(x->bci, y->bci);
+		assert_int_equal(x->line, y->line);
+		assert_int_equal(x->pc, y->pc);
+		assert_int_equal(x->offset, y->offset);
+		assert_str_eq_or_null(x->symbol, y->symbol);
+		assert_str_eq_or_null(x->module, y->module);
+		assert_str_eq_or_null(x->klass, y->klass);
+		assert_str_eq_or_null(x->method, y->method);
+		assert_str_eq_or_null(x->signature, y->signature);
+		assert_str_eq_or_null(x->source, y->source);
+		assert_str_eq_or_null(x->reason, y->reason);
+	}
+}
+
+/* the same content from separate copies aggregates into one stack */
+static void test_aggregates_by_content(void **state)
+{
+	struct profile *p = profile__new();
+	const struct profile_stack *ps;
+
+	(void)state;
+	assert_non_null(p);
+	for (int i = 0; i < 3; i++) {
+		struct heap_trace *h = heap_copy(&fx_traces[0].t);
+
+		assert_int_equal(profile__add(p, &h->t, 2 + i, 1000), 0);
+		heap_free(h);	/* the profile must not keep caller memory */
+	}
+	assert_int_equal(profile__nstacks(p), 1);
+	ps = profile__stack(p, 0);
+	assert_int_equal(ps->count, 2 + 3 + 4);
+	assert_int_equal(ps->weight_ns, 3000);
+	assert_same_trace(&ps->trace, &fx_traces[0].t);
+	assert_null(profile__stack(p, 1));
+	profile__free(p);
+}
+
+/* strings end up interned in the profile's strtab: equal pointers */
+static void test_strings_interned(void **state)
+{
+	struct profile *p = profile__new();
+	struct strtab *st;
+	const struct trace *t0, *t1;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(profile__add(p, &fx_traces[0].t, 1, 0), 0);
+	assert_int_equal(profile__add(p, &fx_traces[1].t, 1, 0), 0);
+	st = profile__strtab(p);
+	t0 = &profile__stack(p, 0)->trace;
+	t1 = &profile__stack(p, 1)->trace;
+	/* JavaCalls::call_helper and start_thread appear in both */
+	assert_ptr_equal(t0->frames[10].symbol, t1->frames[9].symbol);
+	assert_ptr_equal(t0->frames[13].module, t1->frames[11].module);
+	assert_ptr_equal(t0->frames[6].klass, strtab__intern(st, "java.util.HashMap"));
+	assert_ptr_equal(t0->comm, t1->comm);
+	assert_ptr_not_equal(t0->frames, fx_traces[0].t.frames);
+	profile__free(p);
+}
+
+/* each key field on its own separates stacks */
+static void test_key_fields(void **state)
+{
+	struct profile *p = profile__new();
+	struct frame fr[NELEM(fx_jni_frames)];
+	struct trace t = fx_traces[1].t;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(p);
+	memcpy(fr, fx_jni_frames, sizeof(fr));
+	t.frames = fr;
+#define ADD_EXPECT_NEW() do { \
+		assert_int_equal(profile__add(p, &t, 1, 0), 0); \
+		assert_int_equal(profile__nstacks(p), ++n); \
+	} while (0)
+	ADD_EXPECT_NEW();
+	t.tid++;
+	ADD_EXPECT_NEW();
+	t.pid++;
+	ADD_EXPECT_NEW();
+	t.thread = "worker-2";
+	ADD_EXPECT_NEW();
+	t.kind = TRACE_KIND_JVM;
+	ADD_EXPECT_NEW();
+	t.error = -3;
+	t.error_name = "ASGST_NOT_WALKABLE";
+	ADD_EXPECT_NEW();
+	fr[7].bci = 9;
+	ADD_EXPECT_NEW();
+	fr[7].comp_level = 4;
+	ADD_EXPECT_NEW();
+	fr[4].symbol = "hn_leaf2";
+	ADD_EXPECT_NEW();
+	fr[3].pc += 4;
+	ADD_EXPECT_NEW();
+	t.nframes--;
+	ADD_EXPECT_NEW();
+	/* and back to the very first: counted on the first stack */
+	t = fx_traces[1].t;
+	assert_int_equal(profile__add(p, &t, 5, 0), 0);
+	assert_int_equal(profile__nstacks(p), n);
+	assert_int_equal(profile__stack(p, 0)->count, 6);
+	for (size_t i = 1; i < n; i++)
+		assert_int_equal(profile__stack(p, i)->count, 1);
+	profile__free(p);
+}
+
+/* many distinct stacks: insertion order kept across table growth */
+static void test_many_stacks_order(void **state)
+{
+	enum { N = 20000 };
+	struct profile *p = profile__new();
+	struct frame fr[NELEM(fx_native_frames)];
+	struct trace t = fx_traces[4].t;
+
+	(void)state;
+	assert_non_null(p);
+	memcpy(fr, fx_native_frames, sizeof(fr));
+	t.frames = fr;
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t i = 0; i < N; i++) {
+			char sym[32];
+
+			snprintf(sym, sizeof(sym), "fn_%u", i);
+			fr[6].symbol = sym;
+			fr[6].offset = 0x1000 + i;
+			assert_int_equal(profile__add(p, &t, i + 1, 0), 0);
+		}
+	}
+	assert_int_equal(profile__nstacks(p), N);
+	for (uint32_t i = 0; i < N; i++) {
+		const struct profile_stack *ps = profile__stack(p, i);
+		char sym[32];
+
+		snprintf(sym, sizeof(sym), "fn_%u", i);
+		assert_string_equal(ps->trace.frames[6].symbol, sym);
+		assert_int_equal(ps->trace.frames[6].offset, 0x1000 + i);
+		assert_int_equal(ps->count, 2 * (i + 1));
+	}
+	profile__free(p);
+}
+
+/* the fixture profile holds every trace, in order, with its count */
+static void test_fixture_profile(void **state)
+{
+	struct profile *p = fx_profile();
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(profile__nstacks(p), FX_NTRACES);
+	for (size_t i = 0; i < FX_NTRACES; i++) {
+		assert_same_trace(&profile__stack(p, i)->trace, &fx_traces[i].t);
+		assert_int_equal(profile__stack(p, i)->count, fx_traces[i].count);
+	}
+	assert_int_equal(profile__meta_const(p)->frequency_hz, 99);
+	profile__free(p);
+}
+
+/* no frames, and more frames than a trace may have */
+static void test_frame_count_limits(void **state)
+{
+	struct profile *p = profile__new();
+	struct frame *big = calloc(TRACE_MAX_FRAMES + 10, sizeof(*big));
+	struct trace t = { .pid = 1, .tid = 1, .comm = "x", .thread = "x" };
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(big);
+	assert_int_equal(profile__add(p, &t, 1, 0), 0);
+	assert_int_equal(profile__stack(p, 0)->trace.nframes, 0);
+	for (int i = 0; i < TRACE_MAX_FRAMES + 10; i++) {
+		big[i].type = FRAME_NON_JAVA;
+		big[i].pc = 0x400000 + i;
+		big[i].symbol = "recurse";
+	}
+	t.frames = big;
+	t.nframes = TRACE_MAX_FRAMES + 10;
+	assert_int_equal(profile__add(p, &t, 1, 0), 0);
+	assert_int_equal(profile__nstacks(p), 2);
+	assert_int_equal(profile__stack(p, 1)->trace.nframes, TRACE_MAX_FRAMES);
+	assert_int_equal(profile__stack(p, 1)->trace.frames[TRACE_MAX_FRAMES - 1].pc,
+			 0x400000 + TRACE_MAX_FRAMES - 1);
+	free(big);
+	profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_aggregates_by_content),
+		cmocka_unit_test(test_strings_interned),
+		cmocka_unit_test(test_key_fields),
+		cmocka_unit_test(test_many_stacks_order),
+		cmocka_unit_test(test_fixture_profile),
+		cmocka_unit_test(test_frame_count_limits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Collapsed writer: the output is parsed back the way flamegraph.pl reads
+ * it (last blank-separated field = count, the rest split on ';') and every
+ * stack, frame name and count is checked.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "profile.h"
+#include "trace.h"
+#include "writers.h"
+#include "unit/writers_fixture.h"
+
+#define MAXF 64
+
+struct cline {
+	char *frames[MAXF];
+	int nframes;
+	unsigned long long count;
+};
+
+/* parse the whole output; fails the test on any malformed line */
+static int parse_collapsed(char *buf, struct cline *out, int max)
+{
+	int n = 0;
+	char *save = NULL;
+
+	for (char *line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' '), *end, *fs = NULL;
+		struct cline *c = &out[n];
+
+		assert_true(n < max);
+		assert_non_null(sp);
+		*sp = '\0';
+		errno = 0;
+		c->count = strtoull(sp + 1, &end, 10);
+		assert_int_equal(errno, 0);
+		assert_true(end != sp + 1 && *end == '\0');
+		c->nframes = 0;
+		/* strsep, not strtok: an empty frame must show up */
+		for (char *fr = line; (fs = strsep(&fr, ";"));) {
+			assert_true(c->nframes < MAXF);
+			assert_true(strlen(fs) > 0);
+			assert_true(fs[strlen(fs) - 1] != ' ');
+			c->frames[c->nframes++] = fs;
+		}
+		n++;
+	}
+	return n;
+}
+
+static const char *exp_java_main[] = {
+	"java", "__clone3", "start_thread", "JavaMain", "jni_CallStaticVoidMethod",
+	"JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, JavaThread*)",
+	"Demo.main", "Demo$Worker.compute_[j]", "java/util/HashMap.put_[j]",
+	"java/util/HashMap.hash_[i]", "asm_exc_page_fault_[k]", "exc_page_fault_[k]",
+	"do_user_addr_fault_[k]", "handle_mm_fault_[k]", "__handle_mm_fault_[k]",
+	"clear_page_erms_[k]", NULL };
+static const char *exp_jni[] = {
+	"java", "__clone3", "start_thread", "thread_native_entry(Thread*)",
+	"JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, JavaThread*)",
+	"java/lang/Thread.run", "Demo$Worker.run_[j]", "Demo.nativeHash",
+	"libhashnative.so+0x11a0", "hn_leaf", "getpid",
+	"entry_SYSCALL_64_after_hwframe_[k]", "do_syscall_64_[k]",
+	"__x64_sys_getpid_[k]", NULL };
+static const char *exp_c2[] = {
+	"C2 CompilerThre", "__clone3", "start_thread", "thread_native_entry(Thread*)",
+	"Thread::call_run()", "JavaThread::thread_main_inner()",
+	"CompileBroker::invoke_compiler_on_method(CompileTask*)",
+	"C2Compiler::compile_method(ciEnv*, ciMethod*, int, bool, DirectiveSet*)",
+	"Compile::Compile(ciEnv*, ciMethod*, int, Options, DirectiveSet*)",
+	"Compile::Code_Gen()", "PhaseChaitin::Register_Allocate()",
+	"PhaseChaitin::Split(unsigned int, ResourceArea*)", NULL };
+static const char *exp_error[] = {
+	"java", "[unknown: no code blob for pc]", "java/lang/String.hashCode_[j]", NULL };
+static const char *exp_native[] = {
+	"hn_demo", "_start", "__libc_start_main_impl", "__libc_start_call_main",
+	"main", "hn_top", "hn_mid", "hn_leaf", "__GI___fstat64",
+	"entry_SYSCALL_64_after_hwframe_[k]", "do_syscall_64_[k]",
+	"__do_sys_newfstat_[k]", "cp_new_stat_[k]", "_copy_to_user_[k]", NULL };
+static const char *exp_weird[] = {
+	"we:ird?", "[unknown]", "pkg/Outer$Inner.run_[j]",
+	"pkg/Outer$Inner.lambda$run$0_[i]", "0x7f0000001000",
+	"q\"uote\\back?tab??",
+	"Gr\xc3\xb6\xc3\x9f" "e::\xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
+	"bad\xff\xfe utf8 \xc0\xaf \xed\xa0\x80", "trail", "line?break?",
+	"operator:semi", "0xffffffffc0a01234_[k]", NULL };
+
+static const struct {
+	const char **frames;
+	unsigned long long count;
+} expected[] = {
+	{ exp_java_main, 17 + 4 },	/* two threads, one line */
+	{ exp_jni, 5 },
+	{ exp_c2, 3 },
+	{ exp_error, 2 },
+	{ exp_native, 40 },
+	{ exp_weird, 1 },
+};
+
+static char *write_to_buf(const struct profile *p)
+{
+	FILE *f = tmpfile();
+	char *buf;
+
+	assert_non_null(f);
+	assert_int_equal(write_collapsed(p, f), 0);
+	buf = fx_slurp(f, NULL);
+	assert_non_null(buf);
+	fclose(f);
+	return buf;
+}
+
+static void test_fixture_lines(void **state)
+{
+	struct profile *p = fx_profile();
+	struct cline lines[16];
+	unsigned long long total = 0;
+	char *buf;
+	int n;
+
+	(void)state;
+	assert_non_null(p);
+	buf = write_to_buf(p);
+	n = parse_collapsed(buf, lines, 16);
+	assert_int_equal(n, NELEM(expected));
+	for (int i = 0; i < n; i++) {
+		int k = 0;
+
+		for (; expected[i].frames[k]; k++) {
+			assert_true(k < lines[i].nframes);
+			assert_string_equal(lines[i].frames[k], expected[i].frames[k]);
+		}
+		assert_int_equal(lines[i].nframes, k);
+		assert_int_equal(lines[i].count, expected[i].count);
+		total += lines[i].count;
+	}
+	assert_int_equal(total, profile__meta_const(p)->samples);
+	free(buf);
+	profile__free(p);
+}
+
+/* stacks that differ only in what the format does not show merge */
+static void test_merges_identical_lines(void **state)
+{
+	struct profile *p = profile__new();
+	struct frame fr[NELEM(fx_native_frames)];
+	struct trace t = fx_traces[4].t;
+	struct cline lines[8];
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	memcpy(fr, fx_native_frames, sizeof(fr));
+	t.frames = fr;
+	for (int i = 0; i < 50; i++) {
+		t.tid = 9001 + i % 5;		/* not shown */
+		fr[6].pc = 0x55d0c3a01149ull + i % 7;	/* not shown */
+		assert_int_equal(profile__add(p, &t, 1, 0), 0);
+	}
+	fr[7].symbol = "hn_mid2";		/* shown: a new line */
+	assert_int_equal(profile__add(p, &t, 3, 0), 0);
+	assert_int_equal(profile__nstacks(p), 36);
+	buf = write_to_buf(p);
+	assert_int_equal(parse_collapsed(buf, lines, 8), 2);
+	assert_int_equal(lines[0].count, 50);
+	assert_string_equal(lines[0].frames[6], "hn_mid");
+	assert_int_equal(lines[1].count, 3);
+	assert_string_equal(lines[1].frames[6], "hn_mid2");
+	free(buf);
+	profile__free(p);
+}
+
+/* a huge C++ name is cut, the line stays well formed */
+static void test_long_name_and_empty(void **state)
+{
+	struct profile *p = profile__new();
+	char *longsym = malloc(20001);
+	struct frame fr[2] = {
+		NF(0x401000, 0x1000, NULL, HN_EXE),
+		NF(0x401100, 0x1100, "", HN_EXE),	/* empty symbol */
+	};
+	struct trace t = { .pid = 1, .tid = 1, .comm = "", .thread = "",
+			   .nframes = 2, .frames = fr };
+	struct cline lines[4];
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(longsym);
+	memset(longsym, 'a', 20000);
+	longsym[20000] = '\0';
+	fr[0].symbol = longsym;
+	assert_int_equal(profile__add(p, &t, 7, 0), 0);
+	buf = write_to_buf(p);
+	assert_int_equal(parse_collapsed(buf, lines, 4), 1);
+	assert_int_equal(lines[0].nframes, 3);
+	assert_string_equal(lines[0].frames[0], "[unknown]");
+	assert_string_equal(lines[0].frames[1], "hn_demo+0x1100");
+	assert_int_equal(strlen(lines[0].frames[2]), 4096);
+	assert_int_equal(lines[0].count, 7);
+	free(buf);
+	free(longsym);
+	profile__free(p);
+}
+
+static void test_empty_profile_and_write_error(void **state)
+{
+	struct profile *p = profile__new();
+	FILE *f = tmpfile(), *full;
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(f);
+	assert_int_equal(write_collapsed(p, f), 0);
+	buf = fx_slurp(f, NULL);
+	assert_string_equal(buf, "");
+	free(buf);
+	fclose(f);
+	profile__free(p);
+
+	p = fx_profile();
+	full = fopen("/dev/full", "w");
+	if (!full) {
+		profile__free(p);
+		skip();
+	}
+	assert_int_equal(write_collapsed(p, full), -ENOSPC);
+	fclose(full);
+	profile__free(p);
+}
+
+/* format names and extensions (output_format.c) */
+static void test_output_format(void **state)
+{
+	(void)state;
+	assert_int_equal(output_format__from_name("collapsed"), OUT_COLLAPSED);
+	assert_int_equal(output_format__from_name("folded"), OUT_COLLAPSED);
+	assert_int_equal(output_format__from_name("JSON"), OUT_JSON);
+	assert_int_equal(output_format__from_name("pprof"), OUT_PPROF);
+	assert_int_equal(output_format__from_name("html"), OUT_HTML);
+	assert_int_equal(output_format__from_name("raw"), OUT_RAW);
+	assert_int_equal(output_format__from_name("top"), OUT_TOP);
+	assert_int_equal(output_format__from_name("svg"), OUT_NONE);
+	assert_int_equal(output_format__from_name(""), OUT_NONE);
+	assert_int_equal(output_format__from_name(NULL), OUT_NONE);
+	assert_int_equal(output_format__from_path("/tmp/a.collapsed"), OUT_COLLAPSED);
+	assert_int_equal(output_format__from_path("out.folded"), OUT_COLLAPSED);
+	assert_int_equal(output_format__from_path("out.txt"), OUT_COLLAPSED);
+	assert_int_equal(output_format__from_path("dir.v2/out.json"), OUT_JSON);
+	assert_int_equal(output_format__from_path("p.pb.gz"), OUT_PPROF);
+	assert_int_equal(output_format__from_path("p.pprof"), OUT_PPROF);
+	assert_int_equal(output_format__from_path("p.gz"), OUT_NONE);
+	assert_int_equal(output_format__from_path("x.HTML"), OUT_HTML);
+	assert_int_equal(output_format__from_path("rec.asgst"), OUT_RAW);
+	assert_int_equal(output_format__from_path("noext"), OUT_NONE);
+	assert_int_equal(output_format__from_path("dir/.json"), OUT_NONE);
+	assert_int_equal(output_format__from_path(NULL), OUT_NONE);
+	for (int f = OUT_COLLAPSED; f <= OUT_TOP; f++)
+		assert_int_equal(output_format__from_name(output_format__name(f)), f);
+	assert_string_equal(output_format__name(OUT_NONE), "none");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixture_lines),
+		cmocka_unit_test(test_merges_identical_lines),
+		cmocka_unit_test(test_long_name_and_empty),
+		cmocka_unit_test(test_empty_profile_and_write_error),
+		cmocka_unit_test(test_output_format),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

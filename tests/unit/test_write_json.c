@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * JSON writer: the output is parsed back with json-c in strict mode with
+ * UTF-8 validation, and every field of every stack and frame is compared
+ * with the traces that went in.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "profile.h"
+#include "trace.h"
+#include "writers.h"
+#include "unit/writers_fixture.h"
+
+static struct json_object *parse_strict(const char *buf, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *o;
+
+	assert_non_null(tok);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, buf, (int)len);
+	if (!o)
+		fail_msg("JSON does not parse: %s",
+			 json_tokener_error_desc(json_tokener_get_error(tok)));
+	/* nothing but blanks after the document */
+	for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+		assert_true(buf[i] == '\n' || buf[i] == ' ');
+	json_tokener_free(tok);
+	return o;
+}
+
+static struct json_object *get(struct json_object *o, const char *key,
+			       enum json_type type)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("missing key \"%s\"", key);
+	if (!json_object_is_type(v, type))
+		fail_msg("key \"%s\" has type %s", key,
+			 json_type_to_name(json_object_get_type(v)));
+	return v;
+}
+
+static int64_t get_int(struct json_object *o, const char *key)
+{
+	return json_object_get_int64(get(o, key, json_type_int));
+}
+
+static const char *get_str(struct json_object *o, const char *key)
+{
+	return json_object_get_string(get(o, key, json_type_string));
+}
+
+static uint64_t get_hex(struct json_object *o, const char *key)
+{
+	const char *s = get_str(o, key);
+	char *end;
+	uint64_t v;
+
+	assert_true(strncmp(s, "0x", 2) == 0);
+	errno = 0;
+	v = strtoull(s + 2, &end, 16);
+	assert_int_equal(errno, 0);
+	assert_true(end != s + 2 && *end == '\0');
+	return v;
+}
+
+/* a string or null field equal to want (NULL = null) */
+static void check_str_or_null(struct json_object *o, const char *key,
+			      const char *want)
+{
+	struct json_object *v;
+
+	assert_true(json_object_object_get_ex(o, key, &v));
+	if (!want) {
+		assert_true(json_object_is_type(v, json_type_null));
+		return;
+	}
+	assert_true(json_object_is_type(v, json_type_string));
+	assert_string_equal(json_object_get_string(v), want);
+}
+
+static int nkeys(struct json_object *o)
+{
+	return json_object_object_length(o);
+}
+
+/* what json_str() makes of the fixture's invalid UTF-8 */
+#define R "\xef\xbf\xbd"
+static const char *expected_str(const char *s)
+{
+	if (s && strncmp(s, "bad\xff", 4) == 0)
+		return "bad" R R " utf8 " R R " " R R R;
+	return s;
+}
+
+static void check_frame(struct json_object *jf, const struct frame *f)
+{
+	const char *type = get_str(jf, "type");
+
+	assert_string_equal(type, frame_type__name(f->type));
+	switch (f->type) {
+	case FRAME_KERNEL:
+		assert_int_equal(nkeys(jf), 2);
+		if (f->symbol) {
+			assert_string_equal(get_str(jf, "symbol"), f->symbol);
+		} else {
+			assert_int_equal(get_hex(jf, "symbol"), f->pc);
+		}
+		break;
+	case FRAME_NON_JAVA:
+		assert_int_equal(nkeys(jf), 5);
+		assert_int_equal(get_hex(jf, "pc"), f->pc);
+		assert_int_equal(get_hex(jf, "offset"), f->offset);
+		check_str_or_null(jf, "symbol", expected_str(f->symbol));
+		check_str_or_null(jf, "module", f->module);
+		break;
+	case FRAME_JAVA:
+	case FRAME_JAVA_INLINED:
+	case FRAME_JAVA_NATIVE:
+		assert_int_equal(nkeys(jf), 7);
+		check_str_or_null(jf, "class", f->klass);
+		check_str_or_null(jf, "method", f->method);
+		check_str_or_null(jf, "signature", f->signature);
+		assert_int_equal(get_int(jf, "bci"), f->bci);
+		assert_int_equal(get_int(jf, "line"), f->line);
+		assert_int_equal(get_int(jf, "comp_level"), f->comp_level);
+		break;
+	default:
+		assert_int_equal(nkeys(jf), 3);
+		assert_int_equal(get_hex(jf, "pc"), f->pc);
+		check_str_or_null(jf, "reason", f->reason);
+		break;
+	}
+}
+
+static char *write_to_buf(const struct profile *p, size_t *len)
+{
+	FILE *f = tmpfile();
+	char *buf;
+
+	assert_non_null(f);
+	assert_int_equal(write_json(p, f), 0);
+	buf = fx_slurp(f, len);
+	assert_non_null(buf);
+	fclose(f);
+	return buf;
+}
+
+static void test_fixture_round_trip(void **state)
+{
+	struct profile *p = fx_profile();
+	struct json_object *root, *stacks;
+	size_t len;
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	buf = write_to_buf(p, &len);
+	/* no raw control byte anywhere: they must all be escaped */
+	for (size_t i = 0; i < len; i++)
+		assert_true((unsigned char)buf[i] >= 0x20 || buf[i] == '\n');
+	root = parse_strict(buf, len);
+	assert_int_equal(nkeys(root), 7);
+	assert_string_equal(get_str(root, "format"), "asgst-bpf");
+	assert_int_equal(get_int(root, "version"), 1);
+	assert_int_equal(get_int(root, "frequency_hz"), 99);
+	assert_int_equal(get_int(root, "duration_ns"), 10000000000ll);
+	assert_int_equal(get_int(root, "samples"), 17 + 5 + 3 + 2 + 40 + 4 + 1);
+	assert_int_equal(get_int(root, "lost"), 3);
+	stacks = get(root, "stacks", json_type_array);
+	assert_int_equal(json_object_array_length(stacks), FX_NTRACES);
+	for (size_t i = 0; i < FX_NTRACES; i++) {
+		struct json_object *js = json_object_array_get_idx(stacks, i);
+		const struct trace *t = &fx_traces[i].t;
+		struct json_object *err, *frames;
+
+		assert_true(json_object_is_type(js, json_type_object));
+		assert_int_equal(nkeys(js), 8);
+		assert_int_equal(get_int(js, "pid"), t->pid);
+		assert_int_equal(get_int(js, "tid"), t->tid);
+		assert_string_equal(get_str(js, "comm"), t->comm);
+		assert_string_equal(get_str(js, "thread"), t->thread);
+		assert_int_equal(get_int(js, "count"), fx_traces[i].count);
+		assert_string_equal(get_str(js, "kind"), trace_kind__name(t->kind));
+		assert_true(json_object_object_get_ex(js, "error", &err));
+		if (t->error) {
+			assert_true(json_object_is_type(err, json_type_object));
+			assert_int_equal(nkeys(err), 2);
+			assert_int_equal(get_int(err, "code"), t->error);
+			assert_string_equal(get_str(err, "name"), t->error_name);
+		} else {
+			assert_true(json_object_is_type(err, json_type_null));
+		}
+		frames = get(js, "frames", json_type_array);
+		assert_int_equal(json_object_array_length(frames), t->nframes);
+		for (uint32_t k = 0; k < t->nframes; k++)
+			check_frame(json_object_array_get_idx(frames, k), &t->frames[k]);
+	}
+	/* spot checks, independent of the loop above */
+	{
+		struct json_object *s0 = json_object_array_get_idx(stacks, 0);
+		struct json_object *f0 = json_object_array_get_idx(
+			get(s0, "frames", json_type_array), 0);
+		struct json_object *f7 = json_object_array_get_idx(
+			get(s0, "frames", json_type_array), 7);
+		struct json_object *s6 = json_object_array_get_idx(stacks, 6);
+
+		assert_string_equal(get_str(f0, "type"), "kernel");
+		assert_string_equal(get_str(f0, "symbol"), "clear_page_erms");
+		assert_string_equal(get_str(f7, "class"), "java.util.HashMap");
+		assert_int_equal(get_int(f7, "comp_level"), 4);
+		assert_string_equal(get_str(s6, "comm"), "we;ird\n ");
+		assert_string_equal(get_str(s6, "thread"), "t\"h\\r\x01");
+	}
+	json_object_put(root);
+	free(buf);
+	profile__free(p);
+}
+
+/* the escapes themselves, as bytes in the file */
+static void test_escape_bytes(void **state)
+{
+	struct profile *p = profile__new();
+	struct frame fr = UF(0x10, "a\"b\\c\nd\x7f" "e\x01\xe2\x82\xac");
+	struct trace t = { .pid = 1, .tid = 2, .comm = "c", .thread = NULL,
+			   .nframes = 1, .frames = &fr };
+	size_t len;
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(profile__add(p, &t, 1, 0), 0);
+	buf = write_to_buf(p, &len);
+	assert_non_null(strstr(buf, "\"reason\":\"a\\\"b\\\\c\\nd\x7f" "e\\u0001\xe2\x82\xac\""));
+	/* no thread name: the comm stands in */
+	assert_non_null(strstr(buf, "\"thread\":\"c\""));
+	json_object_put(parse_strict(buf, len));
+	free(buf);
+	profile__free(p);
+}
+
+static void test_empty_and_write_error(void **state)
+{
+	struct profile *p = profile__new();
+	struct json_object *root;
+	FILE *full;
+	size_t len;
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	buf = write_to_buf(p, &len);
+	root = parse_strict(buf, len);
+	assert_int_equal(json_object_array_length(get(root, "stacks", json_type_array)), 0);
+	assert_int_equal(get_int(root, "samples"), 0);
+	json_object_put(root);
+	free(buf);
+	profile__free(p);
+
+	p = fx_profile();
+	full = fopen("/dev/full", "w");
+	if (!full) {
+		profile__free(p);
+		skip();
+	}
+	assert_int_equal(write_json(p, full), -ENOSPC);
+	fclose(full);
+	profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixture_round_trip),
+		cmocka_unit_test(test_escape_bytes),
+		cmocka_unit_test(test_empty_and_write_error),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Names of the frame types and trace kinds, as the JSON output spells them. */
+#include "trace.h"
+
+const char *frame_type__name(enum frame_type t)
+{
+	switch (t) {
+	case FRAME_KERNEL:
+		return "kernel";
+	case FRAME_NON_JAVA:
+		return "non_java";
+	case FRAME_JAVA:
+		return "java";
+	case FRAME_JAVA_INLINED:
+		return "java_inlined";
+	case FRAME_JAVA_NATIVE:
+		return "java_native";
+	case FRAME_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+const char *trace_kind__name(enum trace_kind k)
+{
+	switch (k) {
+	case TRACE_KIND_JAVA:
+		return "java";
+	case TRACE_KIND_JVM:
+		return "jvm";
+	case TRACE_KIND_NATIVE:
+		break;
+	}
+	return "native";
+}
