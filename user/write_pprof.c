@@ -16,6 +16,8 @@
  * whose Lines run callee first, caller last, as profile.proto wants.
  */
 #include <errno.h>
+#include <unistd.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "elf_symbols.h"
 #include "profile.h"
 #include "strtab.h"
 #include "trace.h"
@@ -192,6 +195,7 @@ static void pmap_free(struct pmap *m)
 
 struct mapping {
 	uint32_t filename;	/* string index */
+	uint32_t build_id;	/* string index of the hex build-id, 0: none */
 	uint64_t limit;		/* highest address seen + 1 */
 	bool has_functions;	/* every location in it has a real symbol */
 };
@@ -317,6 +321,30 @@ static uint32_t pp_function(struct pp *pp, const char *name,
 	return id;
 }
 
+/*
+ * The module's GNU build-id as hex, read from the file on this host (the
+ * profile is written on the host it was recorded on); 0 when unreadable.
+ */
+static uint32_t module_build_id(struct pp *pp, const char *path)
+{
+	uint8_t id[64];
+	char hex[2 * sizeof(id) + 1];
+	int fd, n;
+
+	if (path[0] != '/')
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = elf_read_build_id(fd, id, sizeof(id));
+	close(fd);
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	return pp_str(pp, hex);
+}
+
 static uint32_t pp_mapping(struct pp *pp, const char *module)
 {
 	const char *is = strtab__intern(pp->st, module);
@@ -340,7 +368,8 @@ static uint32_t pp_mapping(struct pp *pp, const char *module)
 		pp->mapv = nv;
 		pp->cap_maps = nc;
 	}
-	pp->mapv[pp->nmaps] = (struct mapping){ pp_str(pp, is), 0, true };
+	pp->mapv[pp->nmaps] = (struct mapping){ pp_str(pp, is),
+						module_build_id(pp, is), 0, true };
 	id = ++pp->nmaps;
 	if (pmap_put(&pp->maps, is, id))
 		pp->oom = true;
@@ -605,6 +634,8 @@ int write_pprof(const struct profile *p, FILE *f)
 		pb_uint(&pp.m1, MAPPING_MEMORY_START, 0);
 		pb_uint(&pp.m1, MAPPING_MEMORY_LIMIT, m->limit);
 		pb_uint(&pp.m1, MAPPING_FILENAME, m->filename);
+		if (m->build_id)
+			pb_uint(&pp.m1, MAPPING_BUILD_ID, m->build_id);
 		pb_uint(&pp.m1, MAPPING_HAS_FUNCTIONS, m->has_functions);
 		pb_msg(&pp.out, PROFILE_MAPPING, &pp.m1);
 	}

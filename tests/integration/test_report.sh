@@ -18,6 +18,16 @@ key = lambda s: json.dumps(s, sort_keys=True)
 assert sorted(map(key, a["stacks"])) == sorted(map(key, b["stacks"])), "stacks"
 print("INFO: report == live: %d samples, %d stacks" % (a["samples"], len(a["stacks"])))
 PY
+# pprof from the same file: native mappings carry their build-ids
+if command -v protoc > /dev/null; then
+	"$ASGST" report -q -i "$TMP/r.asgst" -o "$TMP/rep.pb.gz" || fail "report pprof"
+	want=$(readelf -n "$WL/native_chain" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+	gunzip -c "$TMP/rep.pb.gz" | protoc --decode_raw > "$TMP/rep.pb.txt" || fail "pprof decode"
+	grep -q "^6: \"$want\"\$" "$TMP/rep.pb.txt" || fail "build-id $want not in the pprof strings"
+	echo "INFO: pprof mapping build-id $want present"
+else
+	skip_or_fail "protoc (protobuf-compiler) missing"
+fi
 # other formats and filters from the same file
 "$ASGST" report -q -i "$TMP/r.asgst" -f collapsed --include nc_leaf -o "$TMP/rep.collapsed" \
 	|| fail "report collapsed"
