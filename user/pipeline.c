@@ -388,6 +388,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	struct trace t;
 	struct proc_state *ps;
 	struct codemap *cm;
+	bool jvm;
 	const struct codemap_thread *th;
 	const char *why = NULL;
 
@@ -403,9 +404,15 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	else if (!pl->opts.offline && symbolizer__is_jvm(pl->sz, ps->pid))
 		proc_became_jvm(pl, ps);	/* exec'd java, maps reread */
 	memset(&t, 0, sizeof(t));
-	cm = ps->cm && codemap__ok(ps->cm) ? ps->cm : NULL;
-	decoder__trace(pl->dec, &s, cm, ps->is_jvm, &t, pl->frames,
-		       TRACE_MAX_FRAMES);
+	/*
+	 * A JVM's sample is decoded as one when the kernel was asked for its
+	 * window, which depends on the sample alone: a live decode and a
+	 * report of the same recording then agree, also for the first samples
+	 * of a JVM that was noticed late.
+	 */
+	jvm = ps->is_jvm && (s.hdr->flags & ASGST_SF_WINDOW_WANTED);
+	cm = jvm && ps->cm && codemap__ok(ps->cm) ? ps->cm : NULL;
+	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
 	t.comm = ps->comm;
 	if (cm && (th = codemap__thread(cm, s.hdr->ns_tid,
 					    s.hdr->ktime_ns)) && th->name)

@@ -18,6 +18,24 @@ key = lambda s: json.dumps(s, sort_keys=True)
 assert sorted(map(key, a["stacks"])) == sorted(map(key, b["stacks"])), "stacks"
 print("INFO: report == live: %d samples, %d stacks" % (a["samples"], len(a["stacks"])))
 PY
+# a JVM (agent at start, JIT code, a JNI library): report after it exited
+need_jdk17
+"$ASGST" record -q -F 199 -o "$TMP/j.asgst" -o "$TMP/jlive.json" -- \
+	"$JDK17/bin/java" -agentpath:"$AGENT" -Djava.library.path="$WL" \
+	-cp "$WL/classes" Demo 3 > /dev/null || fail "record of the JVM failed"
+"$ASGST" report -q -i "$TMP/j.asgst" -o "$TMP/jrep.json" || fail "report of the JVM failed"
+python3 - "$TMP/jlive.json" "$TMP/jrep.json" <<'PY' || fail "JVM report differs from the live decode"
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+key = lambda s: json.dumps(s, sort_keys=True)
+assert sorted(map(key, a["stacks"])) == sorted(map(key, b["stacks"])), "stacks"
+java = sum(s["count"] for s in b["stacks"]
+           if any(f["type"] == "java" for f in s["frames"]))
+assert java > 100, "only %d samples with Java frames" % java
+print("INFO: JVM report == live: %d stacks, %d samples with Java frames"
+      % (len(b["stacks"]), java))
+PY
+
 # pprof from the same file: native mappings carry their build-ids
 if command -v protoc > /dev/null; then
 	"$ASGST" report -q -i "$TMP/r.asgst" -o "$TMP/rep.pb.gz" || fail "report pprof"
