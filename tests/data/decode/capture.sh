@@ -1,0 +1,52 @@
+#!/bin/sh
+# Re-creates the decoder's captured test data (README.md). Root, BPF, a
+# built tree (make BUILD=... all workloads). Usage, from the top of the tree:
+#   BUILD=build tests/data/decode/capture.sh [set...]
+# sets: chain-17 chain-17-xint chain-17-c1 chain-25 jni-17
+set -eu
+BUILD=${BUILD:-build}
+D=tests/data/decode
+JDK17=${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
+JDK25=${JDK25:-$(ls -d /usr/lib/jvm/*25* 2>/dev/null | head -n 1)}
+WL=$BUILD/workloads
+AGENT=$(pwd)/$BUILD/libasgst-agent.so
+T=$(mktemp -d /tmp/asgst-cap.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+cc -std=gnu11 -O1 -g -D_GNU_SOURCE -I"$BUILD" -Ibpf -Iagent -Iuser \
+	$D/capture.c "$BUILD/libasgst.a" -lbpf -lelf -lz -lstdc++ -lpthread \
+	-o "$T/capture"
+
+one() { # name jdk maxrec java-args...
+	name=$1 jdk=$2 max=$3; shift 3
+	"$jdk/bin/java" -agentpath:"$AGENT" "$@" > "$T/$name.out" 2>&1 &
+	jp=$!
+	until grep -q '^READY' "$T/$name.out"; do sleep 0.1; done
+	sleep 2
+	"$T/capture" "$jp" 20 "$max" 199 "$T/$name.rec" "$T/$name.map"
+	if [ "$name" = jni-17 ]; then
+		lib=$(readlink -f "$WL/libjnichain.so")
+		base=$(awk -v l="$lib" '$6 == l && $3 == "00000000" {print $1; exit}' \
+			/proc/$jp/maps | cut -d- -f1)
+		{ echo "base $base"; nm -S --defined-only "$lib" |
+			awk '$3 == "T" || $3 == "t" {print $1, $2, $4}'; } > $D/$name.syms
+	fi
+	kill "$jp"; wait "$jp" 2>/dev/null || true
+	gzip -9 -n -c "$T/$name.rec" > $D/$name.rec.gz
+	gzip -9 -n -c "$T/$name.map" > $D/$name.map.gz
+	case $name in chain*)
+		"$jdk/bin/javap" -c -p -cp "$WL/classes" Chain 'Chain$Worker' \
+			> $D/$name.javap ;;
+	esac
+}
+
+sets=${*:-chain-17 chain-17-xint chain-17-c1 chain-25 jni-17}
+for s in $sets; do
+	case $s in
+	chain-17) one $s "$JDK17" 700 -cp "$WL/classes" Chain 60 ;;
+	chain-17-xint) one $s "$JDK17" 400 -Xint -cp "$WL/classes" Chain 60 ;;
+	chain-17-c1) one $s "$JDK17" 400 -XX:TieredStopAtLevel=1 -cp "$WL/classes" Chain 60 ;;
+	chain-25) one $s "$JDK25" 500 -cp "$WL/classes" Chain 60 ;;
+	jni-17) one $s "$JDK17" 600 -Djava.library.path="$WL" -cp "$WL/classes" JniChain 60 ;;
+	esac
+done
+ls -l $D
