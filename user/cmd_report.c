@@ -203,7 +203,8 @@ static int read_context(const char *in, struct report *r,
 			}
 		}
 		rc = pipeline__add_offline(pl, (pid_t)p->pid, comm,
-					   p->flags & RAW_PROC_JVM, maps,
+					   p->flags & RAW_PROC_JVM,
+					   p->jvm_from_seq, maps,
 					   p->maps_len, cm);
 		if (rc) {
 			snprintf(err, errlen, "pid %u: %s", p->pid,

@@ -46,6 +46,7 @@ struct proc_state {
 	const char *comm;	/* process comm, interned */
 	struct codemap *cm;
 	struct raw_tap_ctx *tap;	/* raw recordings only */
+	uint64_t jvm_from_seq;		/* see proc_became_jvm() */
 	bool attach_tried;
 	pid_t attach_child;		/* > 0 while an attach runs */
 	uint64_t attach_start_ns;
@@ -71,6 +72,7 @@ struct pipeline {
 	size_t procs_n;
 	struct queued *head, *tail;
 	struct frame *frames;
+	uint64_t decode_seq;		/* samples decoded so far: their index */
 	struct pipeline_stats stats;
 };
 
@@ -297,9 +299,16 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 	}
 }
 
-static void proc_became_jvm(struct pipeline *pl, struct proc_state *ps)
+/*
+ * seq: the decode index from which the process's samples are decoded as a
+ * JVM's (raw files keep it, so report decides sample by sample as the live
+ * decode did).
+ */
+static void proc_became_jvm(struct pipeline *pl, struct proc_state *ps,
+			    uint64_t seq)
 {
 	ps->is_jvm = true;
+	ps->jvm_from_seq = seq;
 	pl->stats.jvms++;
 	if (pl->cap)
 		capture__set_window(pl->cap, ps->pid, true);
@@ -335,8 +344,9 @@ static struct proc_state *proc_get(struct pipeline *pl, pid_t pid,
 	if (!ps->comm)
 		ps->comm = strtab__intern_n(pl->st, thread_comm,
 					    ASGST_COMM_LEN);
+	/* the sample that brought us here is the next to be queued */
 	if (symbolizer__is_jvm(pl->sz, pid))
-		proc_became_jvm(pl, ps);
+		proc_became_jvm(pl, ps, pl->decode_seq + pl->stats.queued);
 	return ps;
 }
 
@@ -402,15 +412,10 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	if (ps->is_jvm)
 		proc_try_codemap(pl, ps, now);
 	else if (!pl->opts.offline && symbolizer__is_jvm(pl->sz, ps->pid))
-		proc_became_jvm(pl, ps);	/* exec'd java, maps reread */
+		proc_became_jvm(pl, ps, pl->decode_seq);	/* exec'd java */
 	memset(&t, 0, sizeof(t));
-	/*
-	 * A JVM's sample is decoded as one when the kernel was asked for its
-	 * window, which depends on the sample alone: a live decode and a
-	 * report of the same recording then agree, also for the first samples
-	 * of a JVM that was noticed late.
-	 */
-	jvm = ps->is_jvm && (s.hdr->flags & ASGST_SF_WINDOW_WANTED);
+	/* a JVM's samples from the moment it was known to be one */
+	jvm = ps->is_jvm && pl->decode_seq >= ps->jvm_from_seq;
 	cm = jvm && ps->cm && codemap__ok(ps->cm) ? ps->cm : NULL;
 	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
 	t.comm = ps->comm;
@@ -472,6 +477,7 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 			pl->tail = NULL;
 		pl->stats.queued--;
 		decode_one(pl, q, now_ns);
+		pl->decode_seq++;
 		free(q);
 	}
 }
@@ -508,7 +514,7 @@ int pipeline__finish_raw(struct pipeline *pl)
 		}
 		symbolizer__maps_text(pl->sz, ps->pid, &text, &len);
 		rc = raw_writer__proc(pl->opts.raw, ps->pid, ps->is_jvm,
-				      ps->comm, text, len);
+				      ps->jvm_from_seq, ps->comm, text, len);
 		if (rc)
 			break;
 	}
@@ -516,8 +522,8 @@ int pipeline__finish_raw(struct pipeline *pl)
 }
 
 int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
-			  bool is_jvm, const char *maps, size_t maps_len,
-			  struct codemap *cm)
+			  bool is_jvm, uint64_t jvm_from_seq, const char *maps,
+			  size_t maps_len, struct codemap *cm)
 {
 	struct proc_state *ps;
 	int rc;
@@ -538,6 +544,7 @@ int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 	}
 	ps->comm = strtab__intern(pl->st, comm ? comm : "");
 	ps->is_jvm = is_jvm;
+	ps->jvm_from_seq = jvm_from_seq;
 	if (cm) {
 		codemap__free(ps->cm);
 		ps->cm = cm;

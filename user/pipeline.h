@@ -58,9 +58,10 @@ int pipeline__prime(struct pipeline *pl, pid_t pid);
 int pipeline__prime_jvms(struct pipeline *pl);
 /* end of a recording: write what a raw file needs besides the samples */
 int pipeline__finish_raw(struct pipeline *pl);
-/* report: a process as recorded (maps text; cm may be NULL, taken over) */
+/* report: a process as recorded (maps text; cm may be NULL, taken over;
+ * jvm_from_seq: the sample index from which it was decoded as a JVM) */
 int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
-			  bool is_jvm, const char *maps, size_t maps_len,
-			  struct codemap *cm);
+			  bool is_jvm, uint64_t jvm_from_seq, const char *maps,
+			  size_t maps_len, struct codemap *cm);
 
 #endif /* ASGST_PIPELINE_H */

@@ -80,13 +80,15 @@ int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 }
 
 int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
-		     const char *comm, const char *maps, size_t maps_len)
+		     uint64_t jvm_from_seq, const char *comm, const char *maps,
+		     size_t maps_len)
 {
 	struct raw_proc rp = {
 		.pid = (uint32_t)pid,
 		.flags = is_jvm ? RAW_PROC_JVM : 0,
 		.comm_len = comm ? (uint32_t)strlen(comm) : 0,
 		.maps_len = maps_len,
+		.jvm_from_seq = jvm_from_seq,
 	};
 	size_t n = sizeof(rp) + rp.comm_len + maps_len;
 	char *buf = malloc(n);

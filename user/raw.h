@@ -7,7 +7,8 @@
  *   chunks: struct raw_chunk + len bytes of payload + padding to 8
  *
  * Chunk payloads:
- *   RAW_SAMPLE   one sample record (bpf/sampler.h), as the kernel sent it
+ *   RAW_SAMPLE   one sample record (bpf/sampler.h), as the kernel sent it,
+ *                in the order they were decoded
  *   RAW_PROC     struct raw_proc + comm + /proc/PID/maps text
  *   RAW_CODEMAP  struct raw_codemap + code-map bytes at that file offset
  *                (the chunks of one pid, in order, rebuild its map)
@@ -59,6 +60,7 @@ struct raw_proc {
 	uint32_t comm_len;
 	uint32_t pad;
 	uint64_t maps_len;
+	uint64_t jvm_from_seq;	/* sample index from which it was a JVM */
 };
 
 struct raw_codemap {
@@ -84,7 +86,8 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 		      size_t alen, const void *b, size_t blen);
 int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
-		     const char *comm, const char *maps, size_t maps_len);
+		     uint64_t jvm_from_seq, const char *comm, const char *maps,
+		     size_t maps_len);
 int raw_writer__stacks(struct raw_writer *w, const struct profile *p);
 /* writes RAW_META and closes; 0 or -errno (the first write error) */
 int raw_writer__close(struct raw_writer *w, const struct profile *p);

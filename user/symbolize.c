@@ -398,6 +398,29 @@ static struct module *resolve_vdso(struct symbolizer *sz, pid_t pid,
 }
 
 /*
+ * A process known from a recording is gone: the vdso is the running
+ * kernel's, the same image as in our own process (when the sizes agree).
+ */
+static struct module *resolve_own_vdso(struct symbolizer *sz,
+				       const struct maps_entry *e)
+{
+	struct module *m = NULL;
+	struct maps mp;
+
+	if (sz->vdso_tried)
+		return e->end - e->start == sz->vdso_len ? sz->vdso : NULL;
+	if (maps__read(getpid(), &mp))
+		return NULL;
+	for (size_t i = 0; i < mp.n; i++)
+		if (mp.e[i].kind == MAPS_SPECIAL && mp.e[i].path &&
+		    !strcmp(mp.e[i].path, "[vdso]") &&
+		    mp.e[i].end - mp.e[i].start == e->end - e->start)
+			m = resolve_vdso(sz, getpid(), &mp.e[i]);
+	maps__free(&mp);
+	return m;
+}
+
+/*
  * Build p's mappings from a maps text (taken over: freed with p). Module
  * files are opened under root_fd; mf_pid is the pid whose map_files may be
  * used as a fallback (0: none, for processes that are gone).
@@ -447,7 +470,7 @@ static int proc_load(struct symbolizer *sz, struct proc *p, char *text,
 				q->mod = resolve_module(sz, mf_pid, root_fd, e);
 		} else if (e->x && strcmp(e->path, "[vdso]") == 0) {
 			q->mod = mf_pid > 0 ? resolve_vdso(sz, mf_pid, e) :
-				 NULL;
+				 resolve_own_vdso(sz, e);
 			q->m.bias = e->start;
 		} else {
 			q->m.bias = e->start;

@@ -20,8 +20,14 @@ ns_jvm() {
 		set -e
 		mount -t tmpfs tmpfs /dev/shm
 		cp -r "$1" /dev/shm/classes
+		# a build dir under /tmp (a clone there) stays visible when asked
+		case "$2" in /tmp/*) if [ "$4" != hide ]; then
+			mkdir /dev/shm/.build; mount --bind "$2" /dev/shm/.build; fi ;; esac
 		mount -t tmpfs tmpfs /tmp
 		mv /dev/shm/classes /tmp/classes
+		if [ -d /dev/shm/.build ]; then
+			mkdir -p "$2"; mount --move /dev/shm/.build "$2"; rmdir /dev/shm/.build
+		fi
 		if [ "$4" = hide ] && [ -d "$2" ]; then mount -t tmpfs tmpfs "$2"; fi
 		exec "$3" -cp /tmp/classes SleepLoop 60' sh \
 		"$WL/classes" "$BUILD" "$J" "$_hide" >"$_out" 2>&1 &
