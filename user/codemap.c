@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "codemap.h"
+#include "u64map.h"
 #include "strtab.h"
 
 #define CM_FILE_LIMIT		(256ull << 20)	/* refuse bigger map files */
@@ -38,11 +39,6 @@
 
 #define ALIGN_UP(x, a)		(((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
 
-struct u64map {
-	uint64_t *keys;
-	void **vals;		/* NULL: empty slot */
-	size_t cap, n;
-};
 
 struct cm_blob {
 	struct codemap_blob b;		/* first: handed out as is */
@@ -100,74 +96,16 @@ struct codemap {
 	size_t mem;			/* bytes of our own records */
 };
 
-/* ---- small hash table: u64 -> pointer --------------------------------- */
-
-static size_t u64_slot(uint64_t k, size_t cap)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k & (cap - 1);
-}
+/* ---- u64 -> pointer maps over the shared u64map ------------------------ */
 
 static void *u64map_get(const struct u64map *m, uint64_t k)
 {
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	for (i = u64_slot(k, m->cap); m->vals[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == k)
-			return m->vals[i];
-	return NULL;
+	return (void *)(uintptr_t)u64map__get(m, k);
 }
 
 static int u64map_put(struct u64map *m, uint64_t k, void *v)
 {
-	size_t i;
-
-	if ((m->n + 1) * 10 > m->cap * 7) {
-		size_t ncap = m->cap ? m->cap * 2 : 64;
-		uint64_t *nk = calloc(ncap, sizeof(*nk));
-		void **nv = calloc(ncap, sizeof(*nv));
-
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->vals[j])
-				continue;
-			i = u64_slot(m->keys[j], ncap);
-			while (nv[i])
-				i = (i + 1) & (ncap - 1);
-			nk[i] = m->keys[j];
-			nv[i] = m->vals[j];
-		}
-		free(m->keys);
-		free(m->vals);
-		m->keys = nk;
-		m->vals = nv;
-		m->cap = ncap;
-	}
-	for (i = u64_slot(k, m->cap); m->vals[i]; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == k) {
-			m->vals[i] = v;
-			return 0;
-		}
-	}
-	m->keys[i] = k;
-	m->vals[i] = v;
-	m->n++;
-	return 0;
-}
-
-static void u64map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
+	return u64map__put(m, k, (uint64_t)(uintptr_t)v);
 }
 
 /* ---- errors ------------------------------------------------------------ */
@@ -1373,9 +1311,9 @@ void codemap__free(struct codemap *cm)
 	free(cm->sorted);
 	free(cm->maxend);
 	free(cm->threads);
-	u64map_free(&cm->mhash);
-	u64map_free(&cm->live);
-	u64map_free(&cm->thash);
+	u64map__free(&cm->mhash);
+	u64map__free(&cm->live);
+	u64map__free(&cm->thash);
 	strtab__free(cm->strs);
 	free(cm->buf);
 	free(cm->path);

@@ -17,6 +17,7 @@
 
 #include "html_flamegraph.h"
 #include "profile.h"
+#include "u64map.h"
 #include "strtab.h"
 #include "trace.h"
 #include "writers.h"
@@ -57,58 +58,15 @@ static enum cat frame_cat(const struct frame *f)
 	}
 }
 
-/* u64 -> u32 open-addressing map; value 0 means absent */
-struct umap {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t n, cap;
-};
-
-static size_t umap_slot(const struct umap *m, uint64_t k)
+/* u64 -> u32 ids over the shared u64map; 0 means absent */
+static uint32_t umap_get(const struct u64map *m, uint64_t k)
 {
-	k ^= k >> 31;
-	k *= 0x9e3779b97f4a7c15ull;
-	return (k >> 20) & (m->cap - 1);
+	return (uint32_t)u64map__get(m, k);
 }
 
-static uint32_t umap_get(const struct umap *m, uint64_t k)
+static int umap_put(struct u64map *m, uint64_t k, uint32_t v)
 {
-	if (!m->cap)
-		return 0;
-	for (size_t i = umap_slot(m, k); m->vals[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == k)
-			return m->vals[i];
-	return 0;
-}
-
-static int umap_put(struct umap *m, uint64_t k, uint32_t v)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		struct umap nm = { 0 };
-
-		nm.cap = m->cap ? m->cap * 2 : 4096;
-		nm.keys = calloc(nm.cap, sizeof(*nm.keys));
-		nm.vals = calloc(nm.cap, sizeof(*nm.vals));
-		if (!nm.keys || !nm.vals) {
-			free(nm.keys);
-			free(nm.vals);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++)
-			if (m->vals[j])
-				umap_put(&nm, m->keys[j], m->vals[j]);
-		free(m->keys);
-		free(m->vals);
-		*m = nm;
-	}
-	for (i = umap_slot(m, k); m->vals[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->keys[i] = k;
-	m->vals[i] = v;
-	m->n++;
-	return 0;
+	return u64map__put(m, k, v);
 }
 
 struct hframe {
@@ -127,13 +85,13 @@ struct hnode {
 
 struct html {
 	struct strtab *st;
-	struct umap name_ids;	/* interned name pointer -> index + 1 */
+	struct u64map name_ids;	/* interned name pointer -> index + 1 */
 	const char **names;
 	size_t nnames, cap_names;
-	struct umap frame_ids;	/* name << 16 | cat << 8 | level -> index + 1 */
+	struct u64map frame_ids;	/* name << 16 | cat << 8 | level -> index + 1 */
 	struct hframe *frames;
 	size_t nframes, cap_frames;
-	struct umap node_ids;	/* parent << 32 | frame -> index + 1 */
+	struct u64map node_ids;	/* parent << 32 | frame -> index + 1 */
 	struct hnode *nodes;
 	size_t nnodes, cap_nodes;
 };
@@ -389,12 +347,9 @@ cleanup:
 	free(h.names);
 	free(h.frames);
 	free(h.nodes);
-	free(h.name_ids.keys);
-	free(h.name_ids.vals);
-	free(h.frame_ids.keys);
-	free(h.frame_ids.vals);
-	free(h.node_ids.keys);
-	free(h.node_ids.vals);
+	u64map__free(&h.name_ids);
+	u64map__free(&h.frame_ids);
+	u64map__free(&h.node_ids);
 	strtab__free(h.st);
 	return err;
 }

@@ -27,6 +27,7 @@
 
 #include "elf_symbols.h"
 #include "profile.h"
+#include "u64map.h"
 #include "strtab.h"
 #include "trace.h"
 #include "writers.h"
@@ -129,66 +130,16 @@ enum {
 	FUNCTION_FILENAME = 4,
 };
 
-/* ---- id maps: interned pointer -> id ---------------------------------- */
+/* ---- id maps: interned pointer -> id, over the shared u64map --------- */
 
-struct pmap {
-	const void **keys;
-	uint32_t *vals;
-	size_t n, cap;	/* cap: power of two */
-};
-
-static size_t pmap_slot(const struct pmap *m, const void *k)
+static uint32_t pmap_get(const struct u64map *m, const void *k)
 {
-	uint64_t h = (uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull;
-
-	return (h >> 17) & (m->cap - 1);
+	return (uint32_t)u64map__get(m, (uint64_t)(uintptr_t)k);
 }
 
-/* id of k, 0 when absent */
-static uint32_t pmap_get(const struct pmap *m, const void *k)
+static int pmap_put(struct u64map *m, const void *k, uint32_t v)
 {
-	if (!m->cap)
-		return 0;
-	for (size_t i = pmap_slot(m, k); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == k)
-			return m->vals[i];
-	return 0;
-}
-
-static int pmap_put(struct pmap *m, const void *k, uint32_t v)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		struct pmap nm = { 0 };
-
-		nm.cap = m->cap ? m->cap * 2 : 1024;
-		nm.keys = calloc(nm.cap, sizeof(*nm.keys));
-		nm.vals = calloc(nm.cap, sizeof(*nm.vals));
-		if (!nm.keys || !nm.vals) {
-			free(nm.keys);
-			free(nm.vals);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++)
-			if (m->keys[j])
-				pmap_put(&nm, m->keys[j], m->vals[j]);
-		free(m->keys);
-		free(m->vals);
-		*m = nm;
-	}
-	for (i = pmap_slot(m, k); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->keys[i] = k;
-	m->vals[i] = v;
-	m->n++;
-	return 0;
-}
-
-static void pmap_free(struct pmap *m)
-{
-	free(m->keys);
-	free(m->vals);
+	return u64map__put(m, (uint64_t)(uintptr_t)k, v);
 }
 
 /* ---- the writer's state ----------------------------------------------- */
@@ -202,12 +153,12 @@ struct mapping {
 
 struct pp {
 	struct strtab *st;	/* strings and lookup keys */
-	struct pmap strs;	/* string -> index + 1 */
+	struct u64map strs;	/* string -> index + 1 */
 	const char **strv;	/* index -> string */
 	size_t nstrs, cap_strs;
-	struct pmap funcs;	/* key -> function id */
-	struct pmap locs;	/* key -> location id */
-	struct pmap maps;	/* module -> mapping id */
+	struct u64map funcs;	/* key -> function id */
+	struct u64map locs;	/* key -> location id */
+	struct u64map maps;	/* module -> mapping id */
 	struct mapping *mapv;	/* id - 1 -> mapping */
 	size_t nmaps, cap_maps;
 	uint32_t nfuncs, nlocs;
@@ -658,10 +609,10 @@ cleanup:
 	free(pp.m2.buf);
 	free(pp.strv);
 	free(pp.mapv);
-	pmap_free(&pp.strs);
-	pmap_free(&pp.funcs);
-	pmap_free(&pp.locs);
-	pmap_free(&pp.maps);
+	u64map__free(&pp.strs);
+	u64map__free(&pp.funcs);
+	u64map__free(&pp.locs);
+	u64map__free(&pp.maps);
 	strtab__free(pp.st);
 	return err;
 }

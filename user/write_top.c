@@ -11,52 +11,43 @@
 
 #include "profile.h"
 #include "strtab.h"
+#include "u64map.h"
 #include "writers.h"
 
 #define TOP_ROWS	40
 #define NAME_MAX_LEN	512
 
 struct top_row {
-	const char *name;	/* interned: the key */
+	const char *name;	/* interned */
 	uint64_t self, total;
 	uint64_t seen;		/* stack index + 1 that last counted total */
 };
 
 struct top_tab {
 	struct top_row *rows;
-	size_t cap, n;
+	size_t n, cap;
+	struct u64map ids;	/* name pointer -> row index + 1 */
 };
 
 static struct top_row *top_get(struct top_tab *t, const char *name)
 {
-	size_t i;
+	uint64_t id = u64map__get(&t->ids, (uintptr_t)name);
 
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 1024;
-		struct top_row *nr = calloc(ncap, sizeof(*nr));
+	if (id)
+		return &t->rows[id - 1];
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 256;
+		struct top_row *nr = realloc(t->rows, nc * sizeof(*nr));
 
 		if (!nr)
 			return NULL;
-		for (size_t j = 0; j < t->cap; j++) {
-			if (!t->rows[j].name)
-				continue;
-			i = ((uintptr_t)t->rows[j].name >> 3) & (ncap - 1);
-			while (nr[i].name)
-				i = (i + 1) & (ncap - 1);
-			nr[i] = t->rows[j];
-		}
-		free(t->rows);
 		t->rows = nr;
-		t->cap = ncap;
+		t->cap = nc;
 	}
-	i = ((uintptr_t)name >> 3) & (t->cap - 1);
-	while (t->rows[i].name && t->rows[i].name != name)
-		i = (i + 1) & (t->cap - 1);
-	if (!t->rows[i].name) {
-		t->rows[i].name = name;
-		t->n++;
-	}
-	return &t->rows[i];
+	if (u64map__put(&t->ids, (uintptr_t)name, t->n + 1))
+		return NULL;
+	t->rows[t->n] = (struct top_row){ .name = name };
+	return &t->rows[t->n++];
 }
 
 static int by_self(const void *a, const void *b)
@@ -107,10 +98,7 @@ int write_top(const struct profile *p, FILE *f)
 			}
 		}
 	}
-	/* compact the table and sort by self time */
-	for (size_t i = 0; i < tab.cap; i++)
-		if (tab.rows[i].name)
-			tab.rows[n++] = tab.rows[i];
+	n = tab.n;
 	if (n > 1)
 		qsort(tab.rows, n, sizeof(*tab.rows), by_self);
 
@@ -134,6 +122,7 @@ int write_top(const struct profile *p, FILE *f)
 		rc = -EIO;
 cleanup:
 	free(tab.rows);
+	u64map__free(&tab.ids);
 	strtab__free(st);
 	return rc;
 }
