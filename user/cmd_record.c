@@ -73,13 +73,7 @@ static const char record_usage[] =
 "  -q, --quiet             no status line or notices\n"
 "\n"
 "Filters (on the decoded stacks):\n"
-"      --tid TID[,TID...]  only these threads\n"
-"      --thread REGEX      only threads whose name matches\n"
-"      --include REGEX     only stacks with a frame matching REGEX\n"
-"      --exclude REGEX     no stacks with a frame matching REGEX\n"
-"      --kind KIND[,KIND]  java, jvm (JVM-internal threads) or native\n"
-"      --java-only         keep only the Java frames of each stack\n"
-"      --reverse           frames root first (an inverted flame graph)\n"
+FILTER_USAGE
 "  -h, --help              this help\n";
 
 struct record_args {
@@ -199,13 +193,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "stack-window", required_argument, NULL, OPT_WINDOW },
 		{ "no-attach", no_argument, NULL, OPT_NO_ATTACH },
 		{ "stats", no_argument, NULL, OPT_STATS },
-		{ "tid", required_argument, NULL, OPT_FILTER },
-		{ "thread", required_argument, NULL, OPT_FILTER },
-		{ "include", required_argument, NULL, OPT_FILTER },
-		{ "exclude", required_argument, NULL, OPT_FILTER },
-		{ "kind", required_argument, NULL, OPT_FILTER },
-		{ "java-only", no_argument, NULL, OPT_FILTER },
-		{ "reverse", no_argument, NULL, OPT_FILTER },
+		FILTER_LONGOPTS(OPT_FILTER),
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },

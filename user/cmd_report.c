@@ -37,13 +37,7 @@ static const char report_usage[] =
 "\n"
 "Filters:\n"
 "      --pid PID[,PID...]  only these processes\n"
-"      --tid TID[,TID...]  only these threads\n"
-"      --thread REGEX      only threads whose name matches\n"
-"      --include REGEX     only stacks with a frame matching REGEX\n"
-"      --exclude REGEX     no stacks with a frame matching REGEX\n"
-"      --kind KIND[,KIND]  java, jvm or native\n"
-"      --java-only         keep only the Java frames of each stack\n"
-"      --reverse           frames root first\n";
+FILTER_USAGE;
 
 /* one recorded code map, rebuilt in a private file from its chunks */
 struct cm_file {
@@ -256,13 +250,7 @@ int cmd_report(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "pid", required_argument, NULL, OPT_FILTER },
-		{ "tid", required_argument, NULL, OPT_FILTER },
-		{ "thread", required_argument, NULL, OPT_FILTER },
-		{ "include", required_argument, NULL, OPT_FILTER },
-		{ "exclude", required_argument, NULL, OPT_FILTER },
-		{ "kind", required_argument, NULL, OPT_FILTER },
-		{ "java-only", no_argument, NULL, OPT_FILTER },
-		{ "reverse", no_argument, NULL, OPT_FILTER },
+		FILTER_LONGOPTS(OPT_FILTER),
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in = NULL, *outp = NULL, *fmt = NULL;
