@@ -451,8 +451,7 @@ static void status_line(const struct pipeline *pl, struct capture *c,
  * The output could not be written: nothing recorded is lost, the decoded
  * stacks go to a raw file in $TMPDIR (or /var/tmp) that report reads.
  */
-static void keep_recording(struct pipeline *pl, const struct profile *prof,
-			   const char *why)
+static void keep_recording(const struct profile *prof, const char *why)
 {
 	const char *dir = getenv("TMPDIR");
 	struct raw_writer *w = NULL;
@@ -466,7 +465,6 @@ static void keep_recording(struct pipeline *pl, const struct profile *prof,
 	rc = raw_writer__open(&w, path, err, sizeof(err));
 	if (!rc) {
 		rc = raw_writer__stacks(w, prof);
-		(void)pl;
 		rc = raw_writer__close(w, prof) ?: rc;
 	}
 	if (rc)
@@ -677,7 +675,7 @@ int cmd_record(int argc, char **argv)
 			rc = output__write(&out[i], prof, err, sizeof(err));
 		}
 		if (rc) {
-			keep_recording(pl, prof, err);
+			keep_recording(prof, err);
 			goto cleanup;
 		}
 	}
