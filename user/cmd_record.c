@@ -422,6 +422,34 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* a zombie (exited, not reaped by its parent yet) counts as gone */
+static bool is_alive(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* the state follows "(comm)" */
+	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
+static bool any_alive(const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (is_alive(pids[i]))
+			return true;
+	return false;
+}
+
 static int on_record(const void *data, size_t len, void *ctx)
 {
 	pipeline__push(ctx, data, len);
@@ -509,7 +537,8 @@ int cmd_record(int argc, char **argv)
 	struct pipeline_stats ps;
 	struct raw_writer *raw = NULL;
 	char err[512], agent[4096];
-	uint64_t t0, t_end = 0, last_status = 0, t_dec, decode_ns = 0;
+	uint64_t t0, t_end = 0, last_status = 0, last_alive = 0, t_dec;
+	uint64_t decode_ns = 0;
 	pid_t child = -1;
 	int go_fd = -1, exec_fd = -1, rc, ret = 1;
 	bool child_done = false, tty;
@@ -640,6 +669,16 @@ int cmd_record(int argc, char **argv)
 
 			if (waitpid(child, &status, WNOHANG) == child) {
 				child_done = true;
+				break;
+			}
+		}
+		/* -p: when every target has exited, so has the recording */
+		if (a.npids && now - last_alive >= 250000000ull) {
+			last_alive = now;
+			if (!any_alive(a.pids, a.npids)) {
+				if (!a.quiet)
+					fprintf(stderr, "asgst-bpf record: the "
+						"target processes exited\n");
 				break;
 			}
 		}
