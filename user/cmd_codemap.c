@@ -49,6 +49,7 @@
 
 #include "codemap.h"
 #include "commands.h"
+#include "writers.h"
 
 static const char codemap_usage[] =
 "Usage: asgst-bpf codemap PID|FILE [--json]\n"
@@ -309,20 +310,10 @@ static void print_text(FILE *o, const struct codemap *cm)
 
 /* ---- JSON ------------------------------------------------------------- */
 
+/* the JSON writer's string escaping (writers.h), "" for an absent string */
 static void json_str(FILE *o, const char *s)
 {
-	fputc('"', o);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : "");
-	     *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(o, "\\%c", *p);
-		else if (*p < 0x20 || *p > 0x7e)
-			/* bytes as Latin-1: valid JSON whatever the input */
-			fprintf(o, "\\u%04x", *p);
-		else
-			fputc(*p, o);
-	}
-	fputc('"', o);
+	json__put_string(o, s ? s : "", false);
 }
 
 static void json_time(FILE *o, uint64_t t)

@@ -98,10 +98,21 @@ static void report__cleanup(struct report *r)
 	free(r->cms);
 }
 
-/* pass 1: code maps, processes, metadata and stored stacks */
-static int read_context(const char *in, struct report *r,
-			struct pipeline *pl, struct profile *prof, bool quiet,
-			char *err, size_t errlen)
+/* what the passes over the raw file share */
+struct pass {
+	const char *in;
+	struct report *r;
+	struct pipeline *pl;
+	struct profile *prof;
+	bool quiet;
+	unsigned samples;
+};
+
+typedef int (*chunk_fn)(struct pass *ps, uint32_t type, const void *pay,
+			uint64_t len, char *err, size_t errlen);
+
+/* one pass over the file: fn for every chunk; 0, or the first error */
+static int raw_pass(struct pass *ps, chunk_fn fn, char *err, size_t errlen)
 {
 	struct raw_reader *rd = NULL;
 	const void *pay;
@@ -109,135 +120,125 @@ static int read_context(const char *in, struct report *r,
 	uint32_t type;
 	int rc;
 
-	rc = raw_reader__open(&rd, in, err, errlen);
+	rc = raw_reader__open(&rd, ps->in, err, errlen);
 	if (rc)
 		return rc;
 	while ((rc = raw_reader__next(rd, &type, &pay, &len, err,
-				      errlen)) == 1) {
-		if (type == RAW_CODEMAP) {
-			const struct raw_codemap *c = pay;
-			int fd;
-
-			if (len < sizeof(*c) || c->offset > (1ull << 32)) {
-				snprintf(err, errlen, "%s: bad code-map chunk",
-					 in);
-				rc = -EINVAL;
-				break;
-			}
-			fd = cm_file_for(r, (pid_t)c->pid);
-			if (fd < 0 || pwrite(fd, c + 1, len - sizeof(*c),
-					     (off_t)c->offset) !=
-					      (ssize_t)(len - sizeof(*c))) {
-				snprintf(err, errlen, "cannot rebuild the code "
-					 "map of pid %u: %s", c->pid,
-					 strerror(fd < 0 ? -fd : errno));
-				rc = -EIO;
-				break;
-			}
-		} else if (type == RAW_META) {
-			const struct raw_meta *m = pay;
-			struct profile_meta *pm = profile__meta(prof);
-
-			if (len < sizeof(*m)) {
-				snprintf(err, errlen, "%s: bad meta chunk", in);
-				rc = -EINVAL;
-				break;
-			}
-			pm->frequency_hz = m->frequency_hz;
-			pm->duration_ns = m->duration_ns;
-			pm->samples = m->samples;
-			pm->lost = m->lost;
-		} else if (type == RAW_STACKS) {
-			if (raw__load_stacks(prof, pay, len)) {
-				snprintf(err, errlen, "%s: corrupt stacks chunk",
-					 in);
-				rc = -EINVAL;
-				break;
-			}
-		}
-	}
-	raw_reader__close(rd);
-	if (rc < 0)
-		return rc;
-	/* processes last: their code maps are complete by now */
-	rc = raw_reader__open(&rd, in, err, errlen);
-	if (rc)
-		return rc;
-	while ((rc = raw_reader__next(rd, &type, &pay, &len, err,
-				      errlen)) == 1) {
-		const struct raw_proc *p = pay;
-		struct codemap *cm = NULL;
-		char comm[64], path[128], cerr[512];
-		const char *maps;
-
-		if (type != RAW_PROC)
-			continue;
-		if (len < sizeof(*p) || p->comm_len >= sizeof(comm) ||
-		    p->maps_len > len - sizeof(*p) - p->comm_len) {
-			snprintf(err, errlen, "%s: bad process chunk", in);
-			rc = -EINVAL;
-			break;
-		}
-		memcpy(comm, p + 1, p->comm_len);
-		comm[p->comm_len] = '\0';
-		maps = (const char *)(p + 1) + p->comm_len;
-		for (size_t i = 0; i < r->ncms; i++) {
-			if (r->cms[i].pid != (pid_t)p->pid)
-				continue;
-			snprintf(path, sizeof(path), "%s/%d.map", r->dir,
-				 (int)p->pid);
-			if (codemap__open(&cm, "/", path, cerr, sizeof(cerr)) ||
-			    codemap__update(cm)) {
-				if (!quiet)
-					fprintf(stderr, "asgst-bpf report: pid "
-						"%u: %s\n", p->pid, cm ?
-						codemap__error(cm) : cerr);
-				codemap__free(cm);
-				cm = NULL;
-			}
-		}
-		rc = pipeline__add_offline(pl, (pid_t)p->pid, comm,
-					   p->flags & RAW_PROC_JVM,
-					   p->jvm_from_seq, maps,
-					   p->maps_len, cm);
-		if (rc) {
-			snprintf(err, errlen, "pid %u: %s", p->pid,
-				 strerror(-rc));
-			break;
-		}
-	}
+				      errlen)) == 1 &&
+	       !(rc = fn(ps, type, pay, len, err, errlen)))
+		;
 	raw_reader__close(rd);
 	return rc < 0 ? rc : 0;
 }
 
-/* pass 2: the samples */
-static int replay_samples(const char *in, struct pipeline *pl, char *err,
-			  size_t errlen)
+/* pass 1: code maps (rebuilt in private files), metadata, stored stacks */
+static int on_context(struct pass *ps, uint32_t type, const void *pay,
+		      uint64_t len, char *err, size_t errlen)
 {
-	struct raw_reader *rd = NULL;
-	const void *pay;
-	uint64_t len;
-	uint32_t type;
-	unsigned n = 0;
+	if (type == RAW_CODEMAP) {
+		const struct raw_codemap *c = pay;
+		int fd;
+
+		if (len < sizeof(*c) || c->offset > (1ull << 32)) {
+			snprintf(err, errlen, "%s: bad code-map chunk", ps->in);
+			return -EINVAL;
+		}
+		fd = cm_file_for(ps->r, (pid_t)c->pid);
+		if (fd < 0 || pwrite(fd, c + 1, len - sizeof(*c),
+				     (off_t)c->offset) !=
+				      (ssize_t)(len - sizeof(*c))) {
+			snprintf(err, errlen, "cannot rebuild the code map of "
+				 "pid %u: %s", c->pid,
+				 strerror(fd < 0 ? -fd : errno));
+			return -EIO;
+		}
+	} else if (type == RAW_META) {
+		const struct raw_meta *m = pay;
+		struct profile_meta *pm = profile__meta(ps->prof);
+
+		if (len < sizeof(*m)) {
+			snprintf(err, errlen, "%s: bad meta chunk", ps->in);
+			return -EINVAL;
+		}
+		pm->frequency_hz = m->frequency_hz;
+		pm->duration_ns = m->duration_ns;
+		pm->samples = m->samples;
+		pm->lost = m->lost;
+	} else if (type == RAW_STACKS) {
+		if (raw__load_stacks(ps->prof, pay, len)) {
+			snprintf(err, errlen, "%s: corrupt stacks chunk", ps->in);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* the rebuilt code map of pid, NULL when none or unusable (said once) */
+static struct codemap *open_rebuilt_map(struct pass *ps, uint32_t pid)
+{
+	struct codemap *cm = NULL;
+	char path[128], cerr[512];
+
+	for (size_t i = 0; i < ps->r->ncms; i++) {
+		if (ps->r->cms[i].pid != (pid_t)pid)
+			continue;
+		snprintf(path, sizeof(path), "%s/%u.map", ps->r->dir, pid);
+		if (codemap__open(&cm, "/", path, cerr, sizeof(cerr)) ||
+		    codemap__update(cm)) {
+			if (!ps->quiet)
+				fprintf(stderr, "asgst-bpf report: pid %u: %s\n",
+					pid, cm ? codemap__error(cm) : cerr);
+			codemap__free(cm);
+			cm = NULL;
+		}
+		break;
+	}
+	return cm;
+}
+
+/* pass 2: processes, once their code maps are complete */
+static int on_proc(struct pass *ps, uint32_t type, const void *pay,
+		   uint64_t len, char *err, size_t errlen)
+{
+	const struct raw_proc *p = pay;
+	char comm[64];
 	int rc;
 
-	rc = raw_reader__open(&rd, in, err, errlen);
-	if (rc)
-		return rc;
-	while ((rc = raw_reader__next(rd, &type, &pay, &len, err,
-				      errlen)) == 1) {
-		if (type != RAW_SAMPLE)
-			continue;
-		rc = pipeline__push(pl, pay, len);
-		if (rc)
-			break;
-		/* decode in batches: bounded memory, few code-map checks */
-		if (++n % 1024 == 0)
-			pipeline__process(pl, 0, true);
+	if (type != RAW_PROC)
+		return 0;
+	if (len < sizeof(*p) || p->comm_len >= sizeof(comm) ||
+	    p->maps_len > len - sizeof(*p) - p->comm_len) {
+		snprintf(err, errlen, "%s: bad process chunk", ps->in);
+		return -EINVAL;
 	}
-	pipeline__process(pl, 0, true);
-	raw_reader__close(rd);
-	return rc < 0 ? rc : 0;
+	memcpy(comm, p + 1, p->comm_len);
+	comm[p->comm_len] = '\0';
+	rc = pipeline__add_offline(ps->pl, (pid_t)p->pid, comm,
+				   p->flags & RAW_PROC_JVM, p->jvm_from_seq,
+				   (const char *)(p + 1) + p->comm_len,
+				   p->maps_len, open_rebuilt_map(ps, p->pid));
+	if (rc)
+		snprintf(err, errlen, "pid %u: %s", p->pid, strerror(-rc));
+	return rc;
+}
+
+/* pass 3: the samples, in the order the live decode took them */
+static int on_sample(struct pass *ps, uint32_t type, const void *pay,
+		     uint64_t len, char *err, size_t errlen)
+{
+	int rc;
+
+	if (type != RAW_SAMPLE)
+		return 0;
+	rc = pipeline__push(ps->pl, pay, len);
+	if (rc) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	/* decode in batches: bounded memory, few code-map checks */
+	if (++ps->samples % 1024 == 0)
+		pipeline__process(ps->pl, 0, true);
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -261,9 +262,10 @@ int cmd_report(int argc, char **argv)
 	struct profile *prof = NULL;
 	struct pipeline *pl = NULL;
 	enum output_format f;
+	struct pass ps;
 	char err[512];
 	bool quiet = false;
-	int c, li = -1, ret = 2;
+	int c, li = -1, rc, ret = 2;
 
 	opterr = 0;
 	optind = 1;
@@ -327,8 +329,15 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "asgst-bpf report: out of memory\n");
 		goto cleanup;
 	}
-	if (read_context(in, &r, pl, prof, quiet, err, sizeof(err)) ||
-	    replay_samples(in, pl, err, sizeof(err))) {
+	ps = (struct pass){ .in = in, .r = &r, .pl = pl, .prof = prof,
+			    .quiet = quiet };
+	rc = raw_pass(&ps, on_context, err, sizeof(err));
+	if (!rc)
+		rc = raw_pass(&ps, on_proc, err, sizeof(err));
+	if (!rc)
+		rc = raw_pass(&ps, on_sample, err, sizeof(err));
+	pipeline__process(pl, 0, true);
+	if (rc) {
 		fprintf(stderr, "asgst-bpf report: %s\n", err);
 		goto cleanup;
 	}
