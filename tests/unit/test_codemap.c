@@ -1161,7 +1161,8 @@ static void test_cmd_codemap(void **state)
 	assert_true(out[0] == '{');
 	assert_non_null(strstr(out, "\"class\":\"java.lang.Thread\""));
 	assert_non_null(strstr(out, "\"frames\":[[2,12],[1,3]]"));
-	assert_non_null(strstr(out, "\"name\":\"a \\\"quoted\\\"\\u000aname\""));
+	/* escaped as the JSON writer does it (json__put_string) */
+	assert_non_null(strstr(out, "\"name\":\"a \\\"quoted\\\"\\nname\""));
 	assert_non_null(strstr(out, "\"status\":\"ok\"}}\n"));
 
 	out = run_cmd(&rc, "/etc/hostname", NULL);
