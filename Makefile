@@ -76,6 +76,8 @@ WL_LIB_SRCS	:= $(wildcard tests/workloads/lib*.c)
 WL_JAVA_SRCS	:= $(wildcard tests/workloads/*.java)
 WL_BINS		:= $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_C_SRCS))
 WL_LIBS		:= $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(WL_LIB_SRCS))
+# the JNI library once more without frame pointers: the thread anchor test
+WL_LIBS		+= $(BUILD)/workloads/nofp/libjnichain.so
 WL_JAVA_STAMP	:= $(if $(WL_JAVA_SRCS),$(BUILD)/workloads/classes/.stamp)
 WL_CFLAGS	:= -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
 		   -fno-optimize-sibling-calls -Wall -Wextra -Werror \
@@ -209,6 +211,12 @@ $(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
 $(BUILD)/workloads/%.so: tests/workloads/%.c | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared $< -o $@
+
+$(BUILD)/workloads/nofp/libjnichain.so: tests/workloads/libjnichain.c | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer,$(WL_CFLAGS)) \
+		-fomit-frame-pointer -fPIC -shared $< -o $@
 
 $(BUILD)/workloads/classes/.stamp: $(WL_JAVA_SRCS) | $(BUILD)/workloads
 	$(call msg,JAVAC,$(BUILD)/workloads/classes)

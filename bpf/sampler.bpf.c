@@ -28,6 +28,7 @@ const volatile __u64 cgroup_id = 0;
 const volatile __u32 window_size = 0;
 const volatile bool window_all = false;
 const volatile bool follow_children = false;
+const volatile __u32 event_mask = ASGST_EVMASK_CPU;
 /* wake the reader only when this much is waiting (see submit()) */
 const volatile __u64 wakeup_bytes = 4 * 1024 * 1024;
 
@@ -70,6 +71,23 @@ struct {
 	__type(key, __u64);
 	__type(value, struct stack_range);
 } stack_ranges SEC(".maps");
+
+/* JavaThreads of JVMs with the agent (bpf/sampler.h); LRU so the threads
+ * of processes gone without a word are pushed out, never the other way */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct asgst_jthread_key);
+	__type(value, struct asgst_jthread);
+} jthreads SEC(".maps");
+
+/* off-CPU: when a recorded thread left the CPU, by tid */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_start SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -223,41 +241,68 @@ static __always_inline void submit(void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
+/* the JavaThread words of the sampled thread, if the merger knows it */
+static __always_inline void read_jthread(struct asgst_sample_hdr *h,
+					 __u32 tgid)
+{
+	struct asgst_jthread_key k = { .tgid = tgid, .ns_tid = h->ns_tid };
+	struct asgst_jthread *jt = bpf_map_lookup_elem(&jthreads, &k);
+	__u64 base;
+	__u32 st = 0;
+
+	if (!jt || !jt->java_thread)
+		return;
+	base = jt->java_thread;
+	/* the thread is stopped on this CPU: the words are consistent */
+	if (jt->off_state >= 0 &&
+	    bpf_probe_read_user(&st, sizeof(st), (void *)(base + jt->off_state)))
+		return;
+	h->jt_state = st;
+	if (jt->off_last_sp >= 0)
+		bpf_probe_read_user(&h->jt_last_sp, 8,
+				    (void *)(base + jt->off_last_sp));
+	if (jt->off_last_pc >= 0)
+		bpf_probe_read_user(&h->jt_last_pc, 8,
+				    (void *)(base + jt->off_last_pc));
+	if (jt->off_last_fp >= 0)
+		bpf_probe_read_user(&h->jt_last_fp, 8,
+				    (void *)(base + jt->off_last_fp));
+	if (jt->off_cont_entry >= 0)
+		bpf_probe_read_user(&h->jt_cont_entry, 8,
+				    (void *)(base + jt->off_cont_entry));
+	h->flags |= ASGST_SF_THREAD_INFO;
+}
+
 /*
- * Fill header, kernel and user stacks into a reservation of at least
- * REC_BASE bytes. Returns the offset where the window goes (<= REC_BASE).
+ * Fill the header and the kernel stack into a reservation of at least
+ * REC_BASE bytes, and read the user registers. Returns the kernel stack's
+ * bytes. kmode: the kernel was interrupted (or is switching the task out).
  */
-static __always_inline __u32 fill(struct bpf_perf_event_data *ctx, void *rec,
-				  struct task_struct *task, __u64 id,
-				  bool user)
+static __always_inline __u32 fill_head(void *ctx, void *rec,
+				       struct task_struct *task, __u64 id,
+				       bool user, bool kmode, __u32 event,
+				       __u64 now)
 {
 	struct asgst_sample_hdr *h = rec;
 	struct pt_regs *ur;
-	__u32 kbytes = 0, ubytes = 0;
-	__u64 cs;
+	__u32 kbytes = 0;
 	long n;
 
 	__builtin_memset(h, 0, sizeof(*h));
 	h->magic = ASGST_SAMPLE_MAGIC;
 	h->version = ASGST_SAMPLE_VERSION;
 	h->hdr_size = HDR_BYTES;
-	h->event = ASGST_EV_CPU;
+	h->event = event;
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
 	h->ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
 	h->ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
 	h->cpu = bpf_get_smp_processor_id();
-	h->ktime_ns = bpf_ktime_get_ns();
+	h->ktime_ns = now;
 	h->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 
-	/*
-	 * user-mode CPL is 3: anything else interrupted the kernel. The ctx
-	 * only allows 8-byte loads, so read the whole cs word.
-	 */
-	cs = *(volatile __u64 *)((void *)&ctx->regs +
-				 __builtin_offsetof(struct pt_regs, cs));
-	if ((cs & 3) != 3) {
+	if (kmode) {
 		h->flags |= ASGST_SF_KERNEL_MODE;
 		n = bpf_get_stack(ctx, rec + HDR_BYTES, KSTACK_BYTES, 0);
 		if (n < 0)
@@ -268,12 +313,12 @@ static __always_inline __u32 fill(struct bpf_perf_event_data *ctx, void *rec,
 			kbytes = KSTACK_BYTES;
 	}
 	h->kstack_n = kbytes / 8;
+	h->window_off = HDR_BYTES + kbytes;
 
 	if (!user) {
 		h->flags |= ASGST_SF_NO_USER;
-		return HDR_BYTES + kbytes;
+		return kbytes;
 	}
-
 	/* the user-mode registers, even when the kernel was interrupted */
 	ur = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (ur) {
@@ -283,7 +328,20 @@ static __always_inline __u32 fill(struct bpf_perf_event_data *ctx, void *rec,
 		h->rbx = BPF_CORE_READ(ur, bx);
 		h->r13 = BPF_CORE_READ(ur, r13);
 	}
+	return kbytes;
+}
 
+/* the kernel's frame-pointer walk of the user stack, packed after kstack */
+static __always_inline void user_stack_kernel(void *ctx, void *rec,
+					      __u32 kbytes)
+{
+	struct asgst_sample_hdr *h = rec;
+	__u32 ubytes = 0;
+	long n;
+
+	barrier_var(kbytes);
+	if (kbytes > KSTACK_BYTES)
+		kbytes = KSTACK_BYTES;
 	n = bpf_get_stack(ctx, rec + HDR_BYTES + kbytes, USTACK_BYTES,
 			  BPF_F_USER_STACK);
 	if (n < 0)
@@ -293,62 +351,94 @@ static __always_inline __u32 fill(struct bpf_perf_event_data *ctx, void *rec,
 	if (ubytes > USTACK_BYTES)
 		ubytes = USTACK_BYTES;
 	h->ustack_n = ubytes / 8;
-	return HDR_BYTES + kbytes + ubytes;
+	h->window_off = HDR_BYTES + kbytes + ubytes;
 }
 
-SEC("perf_event")
-int asgst_sample(struct bpf_perf_event_data *ctx)
+/*
+ * The same frame-pointer walk (ip, then each frame's return address from
+ * rbp[1], rbp = rbp[0]), but reading the frames inside the window from
+ * its copy in the record: a stack-memory read per frame is most of the
+ * sampler's cost. Frames beyond the window are read from user memory.
+ */
+static __always_inline void user_stack_window(void *rec, __u32 kbytes,
+					      __u32 wlen)
+{
+	struct asgst_sample_hdr *h = rec;
+	__u64 fp = h->bp, sp = h->sp, frame[2], off;
+	__u64 *us;
+	__u32 n = 1;
+	int i;
+
+	barrier_var(kbytes);
+	if (kbytes > KSTACK_BYTES)
+		kbytes = KSTACK_BYTES;
+	us = rec + HDR_BYTES + kbytes;
+	us[0] = h->ip;
+	for (i = 1; i < ASGST_MAX_USTACK; i++) {
+		if (fp < sp || (fp & 7))
+			break;
+		off = fp - sp;
+		if (off + 16 <= wlen && off <= window_size - 16) {
+			frame[0] = *(__u64 *)(rec + REC_BASE + off);
+			frame[1] = *(__u64 *)(rec + REC_BASE + off + 8);
+		} else if (bpf_probe_read_user(frame, sizeof(frame),
+					       (void *)fp)) {
+			break;
+		}
+		if (!frame[1])
+			break;
+		us[i] = frame[1];
+		n++;
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	h->ustack_n = n;
+}
+
+/*
+ * One record of the current task: header, stacks and, for the processes
+ * that want it, the stack window. False when the ring buffer was full.
+ */
+static __always_inline bool record(void *ctx, struct task_struct *task,
+				   __u64 id, bool kmode, __u32 event,
+				   __u32 xflags, __u64 now)
 {
 	struct asgst_sample_hdr *h;
-	struct task_struct *task;
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	bool user, cut, hole;
-	__u64 off, len;
+	__u32 tgid = id >> 32, kbytes;
+	bool user = task->mm != NULL, cut, hole;
+	__u64 len;
 	void *rec;
-
-	if ((__u32)id == 0) {
-		stat_inc(ASGST_STAT_IDLE);
-		return 0;
-	}
-	if (!is_target(tgid)) {
-		stat_inc(ASGST_STAT_FILTERED);
-		return 0;
-	}
-
-	task = bpf_get_current_task_btf();
-	user = task->mm != NULL;
 
 	if (!window_size || !user ||
 	    (!window_all && !bpf_map_lookup_elem(&window_pids, &tgid))) {
 		rec = bpf_ringbuf_reserve(&events, REC_BASE, 0);
-		if (!rec) {
-			stat_inc(ASGST_STAT_LOST);
-			return 0;
-		}
-		fill(ctx, rec, task, id, user);
+		if (!rec)
+			return false;
+		kbytes = fill_head(ctx, rec, task, id, user, kmode, event, now);
+		h = rec;
+		h->flags |= xflags;
+		if (user)
+			user_stack_kernel(ctx, rec, kbytes);
 		submit(rec);
-		stat_inc(ASGST_STAT_SAMPLES);
-		return 0;
+		return true;
 	}
 
 	rec = bpf_ringbuf_reserve(&events, REC_BASE + window_size, 0);
-	if (!rec) {
-		stat_inc(ASGST_STAT_LOST);
-		return 0;
-	}
-	off = fill(ctx, rec, task, id, true);
+	if (!rec)
+		return false;
+	kbytes = fill_head(ctx, rec, task, id, true, kmode, event, now);
 	h = rec;
-	h->flags |= ASGST_SF_WINDOW_WANTED;
+	h->flags |= ASGST_SF_WINDOW_WANTED | xflags;
+	/* JVMs: the JavaThread words (thread state, anchor, continuation) */
+	read_jthread(h, tgid);
+	h->window_off = REC_BASE;
 	len = window_len(task, id, h->sp, window_size, &cut, &hole);
 	/* keep the bound where the verifier sees it, clang may fold it */
 	barrier_var(len);
 	if (len > window_size)
 		len = window_size;
-	barrier_var(off);
-	if (off > REC_BASE)
-		off = REC_BASE;
-	if (len && bpf_probe_read_user(rec + off, len, (void *)h->sp)) {
+	if (len && bpf_probe_read_user(rec + REC_BASE, len, (void *)h->sp)) {
 		/*
 		 * A page inside the mapping is not present (a big frame
 		 * never touched it): keep what lies before the hole.
@@ -358,7 +448,8 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
 		barrier_var(len);
 		if (len > window_size)
 			len = window_size;
-		if (!len || bpf_probe_read_user(rec + off, len, (void *)h->sp))
+		if (!len || bpf_probe_read_user(rec + REC_BASE, len,
+						(void *)h->sp))
 			len = 0;
 		else
 			hole = true;
@@ -373,8 +464,95 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
 	} else {
 		h->flags |= ASGST_SF_WINDOW_ERR;
 	}
+	user_stack_window(rec, kbytes, len);
 	submit(rec);
-	stat_inc(ASGST_STAT_SAMPLES);
+	return true;
+}
+
+SEC("perf_event")
+int asgst_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 cs;
+
+	if ((__u32)id == 0) {
+		stat_inc(ASGST_STAT_IDLE);
+		return 0;
+	}
+	if (!is_target(id >> 32)) {
+		stat_inc(ASGST_STAT_FILTERED);
+		return 0;
+	}
+	task = bpf_get_current_task_btf();
+	/*
+	 * user-mode CPL is 3: anything else interrupted the kernel. The ctx
+	 * only allows 8-byte loads, so read the whole cs word.
+	 */
+	cs = *(volatile __u64 *)((void *)&ctx->regs +
+				 __builtin_offsetof(struct pt_regs, cs));
+	if (record(ctx, task, id, (cs & 3) != 3, ASGST_EV_CPU, 0,
+		   bpf_ktime_get_ns()))
+		stat_inc(ASGST_STAT_SAMPLES);
+	else
+		stat_inc(ASGST_STAT_LOST);
+	return 0;
+}
+
+/*
+ * Off-CPU: the stack of a target thread as it leaves the CPU (current is
+ * still prev here), and when it runs again a header-only END record with
+ * the time in between; user space joins the two by (tid, ktime_ns).
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	__u32 ntid = next->pid;
+	__u64 id, now = bpf_ktime_get_ns(), *t0;
+	struct asgst_sample_hdr *h;
+
+	t0 = bpf_map_lookup_elem(&offcpu_start, &ntid);
+	if (t0) {
+		__u64 out = *t0;
+
+		bpf_map_delete_elem(&offcpu_start, &ntid);
+		h = bpf_ringbuf_reserve(&events, HDR_BYTES, 0);
+		if (h) {
+			__builtin_memset(h, 0, sizeof(*h));
+			h->magic = ASGST_SAMPLE_MAGIC;
+			h->version = ASGST_SAMPLE_VERSION;
+			h->hdr_size = HDR_BYTES;
+			h->event = ASGST_EV_OFFCPU_END;
+			h->flags = ASGST_SF_NO_USER;
+			h->pid = next->tgid;
+			h->tid = ntid;
+			h->cpu = bpf_get_smp_processor_id();
+			h->ktime_ns = out;
+			h->weight_ns = now > out ? now - out : 0;
+			bpf_probe_read_kernel_str(h->comm, sizeof(h->comm),
+						  next->comm);
+			submit(h);
+		} else {
+			stat_inc(ASGST_STAT_OFFCPU_LOST);
+		}
+	}
+
+	id = bpf_get_current_pid_tgid();
+	if ((__u32)id == 0 || (__u32)id != (__u32)prev->pid || !prev->mm)
+		return 0;
+	if (!is_target(id >> 32))
+		return 0;
+	/* TASK_RUNNING (0) when it leaves the CPU: preempted, not blocked */
+	if (!record(ctx, prev, id, true, ASGST_EV_OFFCPU,
+		    preempt || !BPF_CORE_READ(prev, __state) ?
+		    ASGST_SF_PREEMPTED : 0, now)) {
+		stat_inc(ASGST_STAT_OFFCPU_LOST);
+		return 0;
+	}
+	ntid = (__u32)id;
+	bpf_map_update_elem(&offcpu_start, &ntid, &now, BPF_ANY);
+	stat_inc(ASGST_STAT_OFFCPU);
 	return 0;
 }
 

@@ -9,12 +9,17 @@
  *   struct asgst_sample_hdr
  *   __u64 kstack[kstack_n]        kernel pcs, innermost first
  *   __u64 ustack[ustack_n]        frame-pointer user pcs, innermost first
+ *   ...                           (version 2: unused up to window_off)
  *   __u8  window[window_len]      raw user-stack bytes from regs.sp
  *
- * The tail is packed right after the header in that order. A record may be
- * longer than hdr_size + tail (the ring-buffer reservation is of fixed size);
- * readers use the counts, never the record length, to find the parts, and
- * reject any count that does not fit the record.
+ * The stacks follow the header, packed. Version 2 puts the window at
+ * window_off (a multiple of 8, at or after the user stack): the sampler
+ * copies it first, then walks the frame-pointer chain inside the copy and
+ * reads user memory only for frames beyond it. Version 1 (older raw
+ * files) packs the window right after the user stack. A record may be
+ * longer than its parts (the ring-buffer reservation is of fixed size);
+ * readers use the counts and offsets, never the record length, to find
+ * the parts, and reject any that does not fit the record.
  *
  * Changing the layout means bumping ASGST_SAMPLE_VERSION.
  */
@@ -22,7 +27,8 @@
 #define ASGST_BPF_SAMPLER_H
 
 #define ASGST_SAMPLE_MAGIC	0x31475341u	/* "ASG1" little endian */
-#define ASGST_SAMPLE_VERSION	1
+#define ASGST_SAMPLE_VERSION	2
+#define ASGST_SAMPLE_VERSION_MIN	1	/* still read (raw files) */
 
 #define ASGST_MAX_KSTACK	64	/* kernel frames kept per sample */
 #define ASGST_MAX_USTACK	127	/* frame-pointer user frames per sample */
@@ -41,10 +47,16 @@
 #define ASGST_SF_THREAD_INFO	(1u << 7)	/* jt_* fields are valid */
 #define ASGST_SF_WINDOW_HOLE	(1u << 8)	/* cut before an unreadable page
 						   inside the stack mapping */
+#define ASGST_SF_PREEMPTED	(1u << 9)	/* off-CPU: still runnable
+						   (preempted), not blocked */
 
 /* asgst_sample_hdr.event */
 #define ASGST_EV_CPU		0	/* cpu-clock sample, weight = 1 period */
-#define ASGST_EV_OFFCPU		1	/* sched_switch out, weight = offcpu_ns */
+#define ASGST_EV_OFFCPU		1	/* sched_switch out; weight_ns is
+					   filled by the matching END */
+#define ASGST_EV_OFFCPU_END	2	/* header only: the thread tid that
+					   left the CPU at ktime_ns ran again
+					   weight_ns later */
 
 struct asgst_sample_hdr {
 	__u32 magic;
@@ -76,6 +88,30 @@ struct asgst_sample_hdr {
 	__u64 jt_last_fp;
 	__u64 jt_cont_entry;
 	char comm[ASGST_COMM_LEN];
+	/* version 2 */
+	__u32 window_off;	/* window offset from the record start */
+	__u32 pad;
+};
+
+/*
+ * "jthreads" map: the JavaThread of a thread of a JVM with the agent, and
+ * where in it the words the header's jt_* fields copy live (offsets from
+ * the JavaThread*, -1 when the JVM has no such field). The merger fills it
+ * from the code map's THREAD records and VMStructs offsets.
+ */
+struct asgst_jthread_key {
+	__u32 tgid;		/* host tgid */
+	__u32 ns_tid;		/* tid as the JVM sees it */
+};
+
+struct asgst_jthread {
+	__u64 java_thread;	/* JavaThread* in the process */
+	__s32 off_state;	/* JavaThread::_thread_state (an int) */
+	__s32 off_last_sp;	/* _anchor._last_Java_sp */
+	__s32 off_last_pc;	/* _anchor._last_Java_pc */
+	__s32 off_last_fp;	/* _anchor._last_Java_fp */
+	__s32 off_cont_entry;	/* JavaThread::_cont_entry (JDK 21+) */
+	__u32 pad;
 };
 
 /* per-CPU counters in the "stats" map, indexed by these */
@@ -84,8 +120,14 @@ enum asgst_stat {
 	ASGST_STAT_LOST,	/* ring buffer full: record dropped */
 	ASGST_STAT_FILTERED,	/* not a target: not recorded */
 	ASGST_STAT_IDLE,	/* idle task: not recorded */
+	ASGST_STAT_OFFCPU,	/* off-CPU records submitted */
+	ASGST_STAT_OFFCPU_LOST,	/* off-CPU: ring buffer full */
 	ASGST_STAT_MAX,
 };
+
+/* events in the BPF program's read-only config (a mask) */
+#define ASGST_EVMASK_CPU	(1u << 0)
+#define ASGST_EVMASK_OFFCPU	(1u << 1)
 
 /* filter_mode in the BPF program's read-only config */
 #define ASGST_FILTER_ALL	0	/* every process */

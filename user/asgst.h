@@ -127,6 +127,24 @@ typedef union {
 } ASGST_CallFrame;
 
 /*
+ * Per-frame detail JEP 435's 16-byte frames have no room for (an addition
+ * of this implementation): how the stack crossed between Java and C at a
+ * frame. Written to asgst_ctx.frame_flags[i] for frames[i] when the caller
+ * sets that array. An FFM downcall has no Java method of its own: its
+ * ASGST_FRAME_JAVA_NATIVE frame is the nep_invoker_blob stub, and its
+ * method field holds the stub's pc instead of a Method*.
+ */
+enum ASGST_FrameFlags {
+	ASGST_FF_DOWNCALL_JNI = 1 << 0,	/* JAVA_NATIVE: JNI native wrapper */
+	ASGST_FF_DOWNCALL_FFM = 1 << 1,	/* JAVA_NATIVE: FFM downcall stub */
+	ASGST_FF_DOWNCALL_CRIT = 1 << 2,/* with _FFM: Linker.Option.critical,
+					 * the thread stays in Java state */
+	ASGST_FF_UPCALL_JNI = 1 << 3,	/* NON_JAVA call stub: C called back
+					 * into Java (JNI Call*Method, JavaCalls) */
+	ASGST_FF_UPCALL_FFM = 1 << 4,	/* NON_JAVA: FFM upcall stub */
+};
+
+/*
  * JVMTI thread-state bits (jvmti->GetThreadState) used for trace->state,
  * derived from JavaThread::_thread_state when the sample carries it.
  */
@@ -171,6 +189,8 @@ struct asgst_ctx {
 	 * frame-pointer walk of native code stop at garbage return pcs */
 	bool (*is_text)(void *arg, uint64_t pc);
 	void *text_arg;
+	/* optional: depth entries, ASGST_FF_* of each frame written */
+	uint16_t *frame_flags;
 	/* after asgst_decode(): */
 	int32_t error;			/* 0 or ASGST_Error */
 	uint64_t stop_pc;		/* pc where the walk stopped */

@@ -39,6 +39,9 @@ struct capture {
 	void *fn_ctx;
 	int consumed;
 	bool stop;
+	uint32_t freq_hz;
+	bool want_cpu;		/* cpu-clock events, opened by start */
+	bool started;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
@@ -249,7 +252,8 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 	struct capture *c = NULL;
 	struct sampler_bpf *skel;
-	uint32_t rb_bytes;
+	uint32_t rb_bytes, events;
+	bool follow;
 	int ret;
 
 	*out = NULL;
@@ -305,13 +309,18 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 	skel->rodata->window_size = o->window_size;
 	skel->rodata->window_all = o->window_all && o->window_size;
 	skel->rodata->follow_children = o->follow_children;
+	events = o->events ? o->events : ASGST_EVMASK_CPU;
+	skel->rodata->event_mask = events;
 	rb_bytes = ringbuf_bytes(o->ringbuf_mb);
 	bpf_map__set_max_entries(skel->maps.events, rb_bytes);
 	/* one wakeup per eighth of the ring; capture__poll also times out */
 	skel->rodata->wakeup_bytes = rb_bytes / 8;
 	/* the fork hook only matters for record -- CMD */
-	if (!(o->follow_children && o->filter_mode == ASGST_FILTER_PIDS))
+	follow = o->follow_children && o->filter_mode == ASGST_FILTER_PIDS;
+	if (!follow)
 		bpf_program__set_autoload(skel->progs.asgst_fork, false);
+	if (!(events & ASGST_EVMASK_OFFCPU))
+		bpf_program__set_autoload(skel->progs.asgst_switch, false);
 
 	ret = sampler_bpf__load(skel);
 	if (ret) {
@@ -328,11 +337,12 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 			goto cleanup;
 		}
 	}
-	if (o->follow_children && o->filter_mode == ASGST_FILTER_PIDS) {
+	if (follow || (events & ASGST_EVMASK_OFFCPU)) {
 		ret = sampler_bpf__attach(skel);
 		if (ret) {
 			set_err(err, errlen,
-				"attaching the fork tracepoint: %s", strerror(-ret));
+				"attaching the %s tracepoint: %s",
+				follow ? "fork" : "sched_switch", strerror(-ret));
 			goto cleanup;
 		}
 	}
@@ -349,15 +359,29 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 	/* kept open while capturing so run_time_ns/run_cnt accumulate */
 	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
-	ret = open_events(c, o->freq_hz, err, errlen);
-	if (ret)
-		goto cleanup;
+	c->freq_hz = o->freq_hz;
+	c->want_cpu = events & ASGST_EVMASK_CPU;
+	if (!o->defer_start) {
+		ret = capture__start(c, err, errlen);
+		if (ret)
+			goto cleanup;
+	}
 
 	*out = c;
 	return 0;
 cleanup:
 	capture__close(c);
 	return ret;
+}
+
+int capture__start(struct capture *c, char *err, size_t errlen)
+{
+	if (!c)
+		return -EINVAL;
+	if (c->started || !c->want_cpu)
+		return 0;
+	c->started = true;
+	return open_events(c, c->freq_hz, err, errlen);
 }
 
 void capture__close(struct capture *c)
@@ -403,6 +427,25 @@ int capture__set_window(struct capture *c, pid_t tgid, bool on)
 		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
 			return -errno;
 	} else if (bpf_map_delete_elem(fd, &key) && errno != ENOENT) {
+		return -errno;
+	}
+	return 0;
+}
+
+int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
+			 const struct asgst_jthread *v)
+{
+	struct asgst_jthread_key k = { .tgid = (uint32_t)tgid,
+				       .ns_tid = ns_tid };
+	int fd;
+
+	if (!c || tgid <= 0 || !ns_tid)
+		return -EINVAL;
+	fd = bpf_map__fd(c->skel->maps.jthreads);
+	if (v) {
+		if (bpf_map_update_elem(fd, &k, v, BPF_ANY))
+			return -errno;
+	} else if (bpf_map_delete_elem(fd, &k) && errno != ENOENT) {
 		return -errno;
 	}
 	return 0;
@@ -468,23 +511,38 @@ cleanup:
 	return ret;
 }
 
-int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
-			uint64_t *run_cnt)
+static int prog_stats(struct bpf_program *prog, uint64_t *run_time_ns,
+		      uint64_t *run_cnt)
 {
 	struct bpf_prog_info info = {};
 	uint32_t len = sizeof(info);
 
-	if (!c)
-		return -EINVAL;
 	*run_time_ns = 0;
 	*run_cnt = 0;
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(c->skel->progs.asgst_sample),
-				   &info, &len))
+	if (bpf_program__fd(prog) < 0)
+		return 0;	/* not loaded: no cost */
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 		return -errno;
 	/* zero unless stats are on (ours, or someone else's) */
 	*run_time_ns = info.run_time_ns;
 	*run_cnt = info.run_cnt;
 	return 0;
+}
+
+int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
+			uint64_t *run_cnt)
+{
+	if (!c)
+		return -EINVAL;
+	return prog_stats(c->skel->progs.asgst_sample, run_time_ns, run_cnt);
+}
+
+int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
+			  uint64_t *run_cnt)
+{
+	if (!c)
+		return -EINVAL;
+	return prog_stats(c->skel->progs.asgst_switch, run_time_ns, run_cnt);
 }
 
 int capture__ncpus(const struct capture *c)

@@ -26,6 +26,8 @@ struct capture_opts {
 	uint32_t window_size;	/* bytes, <= ASGST_MAX_WINDOW, 0 = never */
 	bool window_all;	/* window for every process (--stack-window) */
 	uint32_t ringbuf_mb;	/* 0: default */
+	uint32_t events;	/* ASGST_EVMASK_*, 0: cpu */
+	bool defer_start;	/* cpu sampling starts at capture__start() */
 };
 
 struct capture;
@@ -36,10 +38,16 @@ typedef int (*capture_sample_fn)(const void *data, size_t len, void *ctx);
 /* 0 or -errno; err gets a one-line reason that says what to do */
 int capture__open(struct capture **out, const struct capture_opts *o,
 		  char *err, size_t errlen);
+/* open_opts.defer_start: start the cpu sampling now (targets, windows and
+ * threads set up first, so the first samples are whole) */
+int capture__start(struct capture *c, char *err, size_t errlen);
 void capture__close(struct capture *c);
 int capture__add_target(struct capture *c, pid_t tgid);
 /* turn the stack window on/off for one process (JVMs) */
 int capture__set_window(struct capture *c, pid_t tgid, bool on);
+/* the JavaThread of (tgid, tid as the JVM sees it); NULL v: forget it */
+int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
+			 const struct asgst_jthread *v);
 /* poll up to timeout_ms; >= 0 records consumed, or -errno (EINTR is 0) */
 int capture__poll(struct capture *c, int timeout_ms, capture_sample_fn fn,
 		  void *ctx);
@@ -50,6 +58,9 @@ int capture__stats(struct capture *c, uint64_t out[ASGST_STAT_MAX]);
 /* bpf_stats of the perf-event program: run time and count (0 if off) */
 int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
 			uint64_t *run_cnt);
+/* the same for the sched_switch (off-CPU) program */
+int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
+			  uint64_t *run_cnt);
 int capture__ncpus(const struct capture *c);
 
 #endif /* ASGST_CAPTURE_H */

@@ -45,7 +45,8 @@ static const char record_usage[] =
 "Usage: asgst-bpf record [TARGET] [OPTIONS]\n"
 "       asgst-bpf record [OPTIONS] -- COMMAND [ARGS...]\n"
 "\n"
-"Sample on-CPU stacks (kernel, native and Java) of the target processes.\n"
+"Sample stacks (kernel, native and Java) of the target processes: on the\n"
+"CPU, and with -e offcpu as they leave it.\n"
 "\n"
 "Targets (one of):\n"
 "  -a, --all               every process on the host\n"
@@ -56,6 +57,10 @@ static const char record_usage[] =
 "                          the recording ends when it exits\n"
 "\n"
 "Options:\n"
+"  -e, --event EV[,EV]     cpu: sample on-CPU stacks -F times a second\n"
+"                          (default); offcpu: a thread's stack each time it\n"
+"                          leaves the CPU, weighed by the time until it runs\n"
+"                          again; cpu,offcpu: both, with separate values\n"
 "  -F, --freq HZ           samples per second per CPU (default 99)\n"
 "  -d, --duration SECONDS  stop after this long (default: until Ctrl-C)\n"
 "  -o, --output FILE       write here (default: stdout: top on a terminal,\n"
@@ -85,6 +90,7 @@ struct record_args {
 	size_t npids;
 	const char *cgroup;
 	uint32_t freq;
+	uint32_t events;	/* ASGST_EVMASK_* */
 	double duration;	/* <= 0: until stopped */
 	const char *outputs[MAX_OUTPUTS];	/* -o, repeatable */
 	enum output_format formats[MAX_OUTPUTS];
@@ -170,6 +176,29 @@ cleanup:
 	return rc;
 }
 
+static int parse_events(const char *s, uint32_t *mask)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	int rc = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	*mask = 0;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "cpu"))
+			*mask |= ASGST_EVMASK_CPU;
+		else if (!strcmp(tok, "offcpu"))
+			*mask |= ASGST_EVMASK_OFFCPU;
+		else
+			rc = -EINVAL;
+	}
+	if (!*mask)
+		rc = -EINVAL;
+	free(copy);
+	return rc;
+}
+
 static int set_target(struct record_args *a, uint32_t mode, const char *what)
 {
 	if (a->have_target && a->filter_mode != mode)
@@ -189,6 +218,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "freq", required_argument, NULL, 'F' },
+		{ "event", required_argument, NULL, 'e' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
@@ -209,7 +239,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option so "-- CMD -x" stays CMD's */
-	while ((c = getopt_long(argc, argv, "+ap:F:d:o:f:qh", longopts,
+	while ((c = getopt_long(argc, argv, "+ap:F:e:d:o:f:qh", longopts,
 				&li)) != -1) {
 		switch (c) {
 		case 'a':
@@ -231,6 +261,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			if (parse_u32(optarg, 1, MAX_FREQ, &a->freq, false))
 				return err_line("-F: '%s' is not a frequency "
 						"(1 to 100000 Hz)", optarg);
+			break;
+		case 'e':
+			if (parse_events(optarg, &a->events))
+				return err_line("-e: unknown event in '%s' (cpu, "
+						"offcpu or cpu,offcpu)", optarg);
 			break;
 		case 'd': {
 			char *end;
@@ -522,6 +557,12 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 		(unsigned long long)ps->decoded,
 		ps->decoded ? (double)decode_ns / (double)ps->decoded : 0.0,
 		(unsigned long long)ps->decode_errors, ru.ru_maxrss);
+	capture__offcpu_stats(c, &run_ns, &run_cnt);
+	if (run_cnt)
+		fprintf(stderr, "stats: bpf_offcpu_run_ns=%llu "
+			"bpf_offcpu_run_cnt=%llu bpf_ns_per_switch=%.0f\n",
+			(unsigned long long)run_ns, (unsigned long long)run_cnt,
+			(double)run_ns / (double)run_cnt);
 }
 
 int cmd_record(int argc, char **argv)
@@ -577,6 +618,8 @@ int cmd_record(int argc, char **argv)
 	co.pids = a.pids;
 	co.npids = a.npids;
 	co.freq_hz = a.freq;
+	co.events = a.events ? a.events : ASGST_EVMASK_CPU;
+	co.defer_start = true;
 	co.window_size = a.window;
 	co.window_all = a.window_all;
 	if (a.cgroup) {
@@ -628,6 +671,13 @@ int cmd_record(int argc, char **argv)
 		pipeline__prime_jvms(pl);
 	for (size_t i = 0; i < a.npids; i++)
 		pipeline__prime(pl, a.pids[i]);
+	/* the targets' threads are known to the kernel side: start sampling */
+	pipeline__process(pl, 0, false);
+	rc = capture__start(cap, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "asgst-bpf record: %s\n", err);
+		goto cleanup;
+	}
 
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -701,6 +751,9 @@ int cmd_record(int argc, char **argv)
 	capture__stats(cap, st);
 	profile__meta(prof)->samples = st[ASGST_STAT_SAMPLES];
 	profile__meta(prof)->lost = st[ASGST_STAT_LOST];
+	profile__meta(prof)->events = co.events;
+	profile__meta(prof)->offcpu_events = st[ASGST_STAT_OFFCPU];
+	profile__meta(prof)->offcpu_lost = st[ASGST_STAT_OFFCPU_LOST];
 	pipeline__stats(pl, &ps);
 	for (size_t i = 0; i < a.nout; i++) {
 		if (a.formats[i] == OUT_RAW) {
@@ -720,6 +773,10 @@ int cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 	}
+	if (co.events & ASGST_EVMASK_OFFCPU)
+		fprintf(stderr, "asgst-bpf: %llu off-CPU stacks, %llu lost\n",
+			(unsigned long long)st[ASGST_STAT_OFFCPU],
+			(unsigned long long)st[ASGST_STAT_OFFCPU_LOST]);
 	fprintf(stderr, "asgst-bpf: %llu samples, %llu lost, %zu stacks, "
 		"%llu processes (%llu JVMs) ->",
 		(unsigned long long)st[ASGST_STAT_SAMPLES],

@@ -33,6 +33,10 @@ static const char report_usage[] =
 "  -o, --output FILE       write here (default: stdout)\n"
 "  -f, --format FORMAT     collapsed, json, pprof, html, top (default: from\n"
 "                          -o's extension; top on a terminal, else collapsed)\n"
+"      --pinned            instead of a profile: the off-CPU time of carriers\n"
+"                          blocked with a virtual thread mounted, by the\n"
+"                          frame that pinned it (record -e offcpu), as\n"
+"                          lines PINNED_NS<TAB>COUNT<TAB>FRAME\n"
 "  -q, --quiet             no notices\n"
 "\n"
 "Filters:\n"
@@ -153,17 +157,21 @@ static int on_context(struct pass *ps, uint32_t type, const void *pay,
 			return -EIO;
 		}
 	} else if (type == RAW_META) {
-		const struct raw_meta *m = pay;
+		struct raw_meta m = { 0 };
 		struct profile_meta *pm = profile__meta(ps->prof);
 
-		if (len < sizeof(*m)) {
+		if (len < RAW_META_V1_SIZE) {
 			snprintf(err, errlen, "%s: bad meta chunk", ps->in);
 			return -EINVAL;
 		}
-		pm->frequency_hz = m->frequency_hz;
-		pm->duration_ns = m->duration_ns;
-		pm->samples = m->samples;
-		pm->lost = m->lost;
+		memcpy(&m, pay, len < sizeof(m) ? len : sizeof(m));
+		pm->frequency_hz = m.frequency_hz;
+		pm->duration_ns = m.duration_ns;
+		pm->samples = m.samples;
+		pm->lost = m.lost;
+		pm->events = m.events;
+		pm->offcpu_events = m.offcpu_events;
+		pm->offcpu_lost = m.offcpu_lost;
 	} else if (type == RAW_STACKS) {
 		if (raw__load_stacks(ps->prof, pay, len)) {
 			snprintf(err, errlen, "%s: corrupt stacks chunk", ps->in);
@@ -243,13 +251,14 @@ static int on_sample(struct pass *ps, uint32_t type, const void *pay,
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_FILTER = 256 };
+	enum { OPT_FILTER = 256, OPT_PINNED };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "pinned", no_argument, NULL, OPT_PINNED },
 		{ "pid", required_argument, NULL, OPT_FILTER },
 		FILTER_LONGOPTS(OPT_FILTER),
 		{ NULL, 0, NULL, 0 },
@@ -264,7 +273,7 @@ int cmd_report(int argc, char **argv)
 	enum output_format f;
 	struct pass ps;
 	char err[512];
-	bool quiet = false;
+	bool quiet = false, pinned = false;
 	int c, li = -1, rc, ret = 2;
 
 	opterr = 0;
@@ -282,6 +291,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case OPT_PINNED:
+			pinned = true;
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -341,8 +353,19 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "asgst-bpf report: %s\n", err);
 		goto cleanup;
 	}
-	if (output__open(&out, outp, f, err, sizeof(err)) ||
-	    output__write(&out, prof, err, sizeof(err))) {
+	if (pinned) {
+		FILE *o = outp ? fopen(outp, "w") : stdout;
+
+		rc = o ? write_pinned(prof, o) : -errno;
+		if (o && o != stdout && fclose(o) && !rc)
+			rc = -errno;
+		if (rc) {
+			fprintf(stderr, "asgst-bpf report: writing %s: %s\n",
+				outp ? outp : "stdout", strerror(-rc));
+			goto cleanup;
+		}
+	} else if (output__open(&out, outp, f, err, sizeof(err)) ||
+		   output__write(&out, prof, err, sizeof(err))) {
 		fprintf(stderr, "asgst-bpf report: %s\n", err);
 		goto cleanup;
 	}

@@ -91,6 +91,8 @@ struct codemap {
 
 	codemap_tap_fn tap;		/* raw recordings: bytes as consumed */
 	void *tap_ctx;
+	codemap_thread_fn thread_fn;	/* a thread started or ended */
+	void *thread_ctx;
 
 	struct codemap_stats stats;
 	size_t mem;			/* bytes of our own records */
@@ -647,6 +649,8 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 				break;
 		if (th) {
 			th->t.end_ns = t < th->t.start_ns ? th->t.start_ns : t;
+			if (cm->thread_fn)
+				cm->thread_fn(cm->thread_ctx, &th->t, false);
 			return 0;
 		}
 		/* an end without a start (attached late): keep the name */
@@ -660,6 +664,8 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 			return cm_fail(cm, ENOMEM, "out of memory");
 		cur->t.name = name;
 		cur->t.flags = rec.flags;
+		if (cm->thread_fn)
+			cm->thread_fn(cm->thread_ctx, &cur->t, true);
 		return 0;
 	}
 	th = calloc(1, sizeof(*th));
@@ -682,6 +688,9 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 	cm->threads[cm->nthreads++] = th;
 	cm->mem += sizeof(*th);
 	cm->stats.threads++;
+	if (cm->thread_fn)
+		cm->thread_fn(cm->thread_ctx, &th->t,
+			      th->t.end_ns == UINT64_MAX);
 	return 0;
 }
 
@@ -1510,6 +1519,19 @@ const struct codemap_thread *codemap__thread_at(const struct codemap *cm,
 uint64_t codemap__pos(const struct codemap *cm)
 {
 	return cm->pos;
+}
+
+void codemap__set_thread_cb(struct codemap *cm, codemap_thread_fn fn,
+			    void *ctx)
+{
+	cm->thread_fn = fn;
+	cm->thread_ctx = ctx;
+	if (!fn)
+		return;
+	/* the threads read so far, latest state of each */
+	for (size_t i = 0; i < cm->nthreads; i++)
+		fn(ctx, &cm->threads[i]->t,
+		   cm->threads[i]->t.end_ns == UINT64_MAX);
 }
 
 int codemap__set_tap(struct codemap *cm, codemap_tap_fn fn, void *ctx)

@@ -126,6 +126,15 @@ typedef void (*codemap_tap_fn)(void *ctx, uint64_t off, const void *buf,
 int codemap__set_tap(struct codemap *cm, codemap_tap_fn fn, void *ctx);
 uint64_t codemap__pos(const struct codemap *cm);
 
+/*
+ * Called for each THREAD record as it is applied (alive: started or seen
+ * again; else ended), and at once for the threads read before.
+ */
+typedef void (*codemap_thread_fn)(void *ctx, const struct codemap_thread *th,
+				  bool alive);
+void codemap__set_thread_cb(struct codemap *cm, codemap_thread_fn fn,
+			    void *ctx);
+
 /* NULL until a VM record was read */
 const struct cm_vm_consts *codemap__vm(const struct codemap *cm);
 uint32_t codemap__jdk_major(const struct codemap *cm);

@@ -31,6 +31,8 @@ bool walk_push_java(struct walk *w, uint8_t type, int8_t comp_level,
 
 	if (!walk_room(w))
 		return false;
+	if (w->flags)
+		w->flags[w->n] = 0;
 	jf = &w->frames[w->n++].java_frame;
 	jf->type = type;
 	jf->comp_level = comp_level;
@@ -49,6 +51,8 @@ bool walk_push_native(struct walk *w, uint64_t pc)
 		return true;
 	if (!walk_room(w))
 		return false;
+	if (w->flags)
+		w->flags[w->n] = 0;
 	nf = &w->frames[w->n++].non_java_frame;
 	nf->type = ASGST_FRAME_NON_JAVA;
 	nf->pc = (void *)(uintptr_t)pc;
@@ -86,6 +90,8 @@ static enum pc_class classify(const struct walk *w, uint64_t pc,
 		return PC_NULL;
 	if (vm->call_stub_return && pc == vm->call_stub_return)
 		return PC_CALL_STUB;
+	if (vm->cont_return_barrier && pc == vm->cont_return_barrier)
+		return PC_CONT_BARRIER;
 	if (vm->interp_begin && pc >= vm->interp_begin && pc < vm->interp_end)
 		return PC_INTERP;
 	/* outside the code cache nothing of the JVM's code can be there */
@@ -103,6 +109,10 @@ static enum pc_class classify(const struct walk *w, uint64_t pc,
 			return PC_INTERP;
 		case CM_STUB_CALL_STUB:
 			return PC_CALL_STUB;
+		case CM_STUB_NEP_INVOKER:
+			return PC_DOWNCALL_STUB;
+		case CM_STUB_UPCALL:
+			return PC_UPCALL_STUB;
 		default:
 			return PC_STUB;
 		}
@@ -128,7 +138,11 @@ bool walk_is_return_pc(const struct walk *w, uint64_t pc)
 		return pd && b->start + pd->pc_off == pc;
 	case PC_NATIVE_WRAPPER:
 	case PC_STUB:
+	case PC_DOWNCALL_STUB:
+	case PC_UPCALL_STUB:
 		return b && pc > b->start;
+	case PC_CONT_BARRIER:
+		return true;	/* returned into by a thawed frame */
 	case PC_INTERP:
 	case PC_CALL_STUB:
 		return true;
@@ -168,19 +182,45 @@ void asgst_ctx__init(struct asgst_ctx *ctx, const struct codemap *cm)
 	ctx->vm = cm && codemap__ok(cm) ? codemap__vm(cm) : NULL;
 }
 
-/* HotSpot JavaThreadState -> JVMTI-style state bits */
+/*
+ * HotSpot's JavaThreadState at the sample, transition states (base + 1:
+ * _thread_in_native_trans ...) folded into their base state.
+ */
+static enum trace_state java_state(const struct cm_vm_consts *vm,
+				   const struct asgst_sample_hdr *h)
+{
+	int64_t st;
+
+	if (!vm || !(h->flags & ASGST_SF_THREAD_INFO))
+		return TRACE_STATE_UNKNOWN;
+	st = (int64_t)(uint32_t)h->jt_state;
+	for (int fold = 0; fold < 2; fold++, st--) {
+		if (st == vm->thread_state_in_java)
+			return TRACE_STATE_IN_JAVA;
+		if (st == vm->thread_state_in_native)
+			return TRACE_STATE_IN_NATIVE;
+		if (st == vm->thread_state_in_vm)
+			return TRACE_STATE_IN_VM;
+		if (st == vm->thread_state_blocked)
+			return TRACE_STATE_BLOCKED;
+	}
+	return TRACE_STATE_UNKNOWN;
+}
+
+/* JavaThreadState -> JVMTI-style state bits */
 static int32_t thread_state(const struct cm_vm_consts *vm,
 			    const struct asgst_sample_hdr *h)
 {
 	int32_t st = ASGST_STATE_ALIVE | ASGST_STATE_RUNNABLE;
 
-	if (!vm || !(h->flags & ASGST_SF_THREAD_INFO))
+	switch (java_state(vm, h)) {
+	case TRACE_STATE_IN_NATIVE:
+		return st | ASGST_STATE_IN_NATIVE;
+	case TRACE_STATE_BLOCKED:
+		return ASGST_STATE_ALIVE | ASGST_STATE_BLOCKED;
+	default:
 		return st;
-	if ((int64_t)h->jt_state == vm->thread_state_in_native)
-		st |= ASGST_STATE_IN_NATIVE;
-	else if ((int64_t)h->jt_state == vm->thread_state_blocked)
-		st = ASGST_STATE_ALIVE | ASGST_STATE_BLOCKED;
-	return st;
+	}
 }
 
 /* the kernel's frame-pointer user stack as NON_JAVA frames */
@@ -237,6 +277,7 @@ int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 	w.options = options;
 	w.frames = trace->frames;
 	w.depth = depth;
+	w.flags = ctx->frame_flags;
 
 	if (!w.cm || !w.vm) {
 		/* not decodable as Java: the frame-pointer user stack */
@@ -289,6 +330,15 @@ int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 			break;
 		case PC_STUB:
 			ok = walk_stub(&w, &f);
+			break;
+		case PC_DOWNCALL_STUB:
+			ok = walk_downcall_stub(&w, &f);
+			break;
+		case PC_UPCALL_STUB:
+			ok = walk_upcall_stub(&w, &f);
+			break;
+		case PC_CONT_BARRIER:
+			ok = walk_cont_barrier(&w, &f);
 			break;
 		case PC_NATIVE:
 			ok = walk_native(&w, &f);
@@ -368,6 +418,7 @@ struct decoder {
 	uint64_t last_ip;	/* the sample's ip: known maps or not */
 	struct decoder_stats stats;
 	ASGST_CallFrame frames[TRACE_MAX_FRAMES];
+	uint16_t frame_flags[TRACE_MAX_FRAMES];	/* ASGST_FF_* of frames[] */
 };
 
 static bool is_text(void *arg, uint64_t pc)
@@ -450,6 +501,12 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 	t->thread = t->comm;
 	t->frames = buf;
 	t->kind = TRACE_KIND_NATIVE;
+	t->jvmti_state = -1;
+	if (h->event == ASGST_EV_OFFCPU) {
+		t->event = TRACE_EV_OFFCPU;
+		if (h->flags & ASGST_SF_PREEMPTED)
+			t->flags |= TRACE_F_PREEMPTED;
+	}
 	d->stats.samples++;
 
 	/* kernel frames first; keep room for user frames and a reason */
@@ -465,6 +522,12 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		f->pc = s->kstack[i];
 		if (d->sz)
 			symbolizer__kernel(d->sz, f->pc, f);
+		/* off-CPU stacks are taken in the sched_switch tracepoint:
+		 * its own BPF frames are not the thread's */
+		if (t->event == TRACE_EV_OFFCPU && t->nframes == 1 &&
+		    f->symbol && (!strncmp(f->symbol, "bpf_", 4) ||
+				  !strncmp(f->symbol, "__bpf_", 6)))
+			t->nframes = 0;
 	}
 	if (h->flags & ASGST_SF_NO_USER) {
 		d->stats.native++;
@@ -481,6 +544,7 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		d->last_ip = h->ip;
 		ctx.text_arg = d;
 	}
+	ctx.frame_flags = d->frame_flags;
 	memset(&ct, 0, sizeof(ct));
 	ct.frames = d->frames;
 	n = asgst_decode(&ctx, s, &ct, (int32_t)room,
@@ -488,11 +552,25 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 	if (n < 0)
 		return n;
 	t->nframes += asgst_resolve(d->sz, ctx.vm ? cm : NULL, t->pid,
-				    d->frames, (uint32_t)n, buf + t->nframes,
+				    d->frames, d->frame_flags, (uint32_t)n,
+				    buf + t->nframes,
 				    max - t->nframes);
+	t->jvmti_state = ct.state;
 	switch (ct.kind) {
 	case ASGST_JAVA_TRACE:
 		t->kind = TRACE_KIND_JAVA;
+		t->state = (uint8_t)java_state(ctx.vm, h);
+		/* a continuation is mounted: a virtual thread runs */
+		if ((h->flags & ASGST_SF_THREAD_INFO) && h->jt_cont_entry)
+			t->flags |= TRACE_F_VTHREAD;
+		/*
+		 * A carrier that blocks with a virtual thread mounted: the
+		 * virtual thread could not unmount (a native frame, a
+		 * monitor, a class initializer...), so it pins the carrier.
+		 */
+		if (t->event == TRACE_EV_OFFCPU && (t->flags & TRACE_F_VTHREAD) &&
+		    !(t->flags & TRACE_F_PREEMPTED))
+			t->flags |= TRACE_F_PINNED;
 		d->stats.java++;
 		break;
 	case ASGST_JVM_TRACE:

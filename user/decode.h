@@ -11,6 +11,7 @@
  *   decode_interp.c    interpreted Java frames
  *   decode_native.c    C/C++ frames, JNI native wrappers, entry frames
  *                      (call stub / JavaCallWrapper), thread anchors
+ *   decode_ffm.c       FFM downcall (nep_invoker_blob) and upcall stubs
  *   resolve.c          ASGST frames -> struct frame (names, lines, symbols)
  */
 #ifndef ASGST_DECODE_H
@@ -58,11 +59,14 @@ void decoder__stats(const struct decoder *d, struct decoder_stats *out);
 /*
  * Resolve ASGST frames into struct frames (resolve.c): Java frames get
  * class/method/signature/source/line from the code map, non-Java frames
- * their stub name or native symbol. pid is the host pid (symbolizer).
- * Returns the number of frames written to out (<= max).
+ * their stub name or native symbol. in_flags (NULL, or n ASGST_FF_*
+ * entries from asgst_ctx.frame_flags) become the FRAME_F_DOWNCALL_* /
+ * _UPCALL_* flags. pid is the host pid (symbolizer). Returns the number
+ * of frames written to out (<= max).
  */
 uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
-		       pid_t pid, const ASGST_CallFrame *in, uint32_t n,
+		       pid_t pid, const ASGST_CallFrame *in,
+		       const uint16_t *in_flags, uint32_t n,
 		       struct frame *out, uint32_t max);
 
 #endif /* ASGST_DECODE_H */

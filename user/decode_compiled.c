@@ -139,14 +139,19 @@ bool walk_compiled(struct walk *w, struct wframe *f)
 
 bool walk_stub(struct walk *w, struct wframe *f)
 {
+	if (!walk_push_native(w, f->pc))
+		return false;
+	return walk_stub_sender(w, f);
+}
+
+bool walk_stub_sender(struct walk *w, struct wframe *f)
+{
 	const struct codemap_blob *b = f->blob;
 	int32_t fs = b->frame_size;
 	uint64_t ret, saved;
 	bool complete = !f->top || b->frame_complete < 0 ||
 			f->pc >= b->start + (uint64_t)b->frame_complete;
 
-	if (!walk_push_native(w, f->pc))
-		return false;
 	if (fs > 0 && complete) {
 		if (walk_guess_sender(w, f, fs, true, false))
 			return true;

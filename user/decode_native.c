@@ -5,16 +5,19 @@
  *    (rbp[0] the caller's rbp, rbp[1] the return pc); where the chain
  *    leaves the window the kernel's frame-pointer user stack continues it;
  *  - JNI native-method wrappers (a "native nmethod"): the JAVA_NATIVE
- *    barrier frame between Java callers and the C code above it;
+ *    barrier frame between Java callers and the C code above it
+ *    (ASGST_FF_DOWNCALL_JNI);
  *  - entry frames (StubRoutines' call stub, where C calls Java): its
  *    JavaCallWrapper (rbp[-6]) holds the anchor of the last Java frame
  *    below the C code (last_Java_sp/fp/pc), or sp 0 for the thread's first
  *    entry; so Java -> C -> Java stacks come out whole even when the C part
- *    has no frame pointers;
+ *    has no frame pointers (such a nested entry is ASGST_FF_UPCALL_JNI);
  *  - the thread's own anchor (JavaThread::_anchor, read by the sampler)
  *    for a thread interrupted in native code.
  */
 #include <linux/types.h>
+#include <string.h>
+
 #include "decode_walk.h"
 
 bool walk_resume_anchor(struct walk *w, struct wframe *f)
@@ -134,6 +137,16 @@ bool walk_native(struct walk *w, struct wframe *f)
 		case PC_NULL:
 			return native_end(w, f, pc, true, n_top);
 		default:
+			/*
+			 * C code without frame pointers leaves the Java
+			 * caller's rbp alone, so the chain can jump straight
+			 * past the frame that called out (the JNI wrapper):
+			 * when it lands beyond the thread's anchor, resume
+			 * there instead, and mark the frames not seen.
+			 */
+			if (w->used_thread_anchor && w->resume &&
+			    w->resume_sp < fp + 16 && walk_resume_anchor(w, f))
+				return true;
 			/* back into the code cache: the caller's sp is just
 			 * above the return address */
 			w->resume = false;
@@ -151,6 +164,22 @@ bool walk_native(struct walk *w, struct wframe *f)
 	}
 }
 
+/*
+ * A native wrapper is a JNI downcall unless it is one of the JVM's own
+ * "native" intrinsics: the MethodHandle linkTo* / invokeBasic adapters and
+ * Continuation.enterSpecial / doYield (the virtual-thread boundary: its
+ * FRAME_F_VTHREAD_ENTRY is set by resolve.c, not here).
+ */
+static bool jni_wrapper(const struct walk *w, const struct codemap_blob *b)
+{
+	const struct codemap_method *m = codemap__method(w->cm, b->method);
+
+	if (!m)
+		return true;
+	return strcmp(m->klass, "java.lang.invoke.MethodHandle") &&
+	       strcmp(m->klass, "jdk.internal.vm.Continuation");
+}
+
 bool walk_native_wrapper(struct walk *w, struct wframe *f)
 {
 	const struct codemap_blob *b = f->blob;
@@ -158,9 +187,12 @@ bool walk_native_wrapper(struct walk *w, struct wframe *f)
 	uint64_t ret, saved;
 	int8_t level = (int8_t)(b->comp_level >= -1 && b->comp_level <= 4 ?
 				b->comp_level : -1);
+	int32_t i = w->n;
 
 	if (!walk_push_java(w, ASGST_FRAME_JAVA_NATIVE, level, -1, b->method))
 		return false;
+	if (jni_wrapper(w, b))
+		walk_flag(w, i, ASGST_FF_DOWNCALL_JNI);
 	if (f->top && b->frame_complete >= 0 &&
 	    f->pc < b->start + (uint64_t)b->frame_complete) {
 		if (walk_guess_sender(w, f, fs, fs > 0, true) ||
@@ -230,11 +262,18 @@ static void entry_anchor(struct walk *w, uint64_t fp)
 bool walk_entry(struct walk *w, struct wframe *f)
 {
 	uint64_t fp = f->fp, ret, saved;
+	int32_t i = w->n;
 
 	if (!walk_push_native(w, f->pc))
 		return false;
 	w->resume = false;
 	entry_anchor(w, fp);
+	/* Java frames below: C called back into Java (JNI Call*Method);
+	 * the thread's first entry is its root, not a crossing */
+	if (w->resume) {
+		walk_flag(w, i, ASGST_FF_UPCALL_JNI);
+		w->upcalls++;
+	}
 	if (w->bottom && !(w->options & ASGST_INCLUDE_NON_JAVA_FRAMES)) {
 		w->done = true;
 		return true;

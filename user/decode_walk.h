@@ -26,6 +26,9 @@ enum pc_class {
 	PC_NATIVE_WRAPPER,	/* JNI native-method wrapper */
 	PC_INTERP,		/* template interpreter */
 	PC_CALL_STUB,		/* StubRoutines call stub: entry frame */
+	PC_DOWNCALL_STUB,	/* FFM nep_invoker_blob: Java -> C */
+	PC_UPCALL_STUB,		/* FFM upcall_stub: C -> Java */
+	PC_CONT_BARRIER,	/* StubRoutines::cont_returnBarrier */
 	PC_STUB,		/* any other stub / runtime blob */
 	PC_CODE_UNKNOWN,	/* in the code cache, no code known there */
 	PC_NULL,		/* 0: end of the stack */
@@ -63,6 +66,9 @@ struct walk {
 	uint64_t memo_pc;
 	enum pc_class memo_class;
 	const struct codemap_blob *memo_blob;
+	/* Java <-> C crossings (decode_ffm.c, decode_native.c) */
+	uint16_t *flags;		/* NULL, or ASGST_FF_* per frame */
+	uint32_t upcalls;		/* upcalls (call/upcall stubs) walked */
 };
 
 /* the register state of the frame being stepped over */
@@ -116,6 +122,13 @@ bool walk_push_java(struct walk *w, uint8_t type, int8_t comp_level,
 		    int32_t bci, uint64_t method);
 bool walk_push_native(struct walk *w, uint64_t pc);
 
+/* add ASGST_FF_* bits to frame i (an index w->n had before its push) */
+static inline void walk_flag(struct walk *w, int32_t i, uint16_t fl)
+{
+	if (w->flags && i >= 0 && i < w->n)
+		w->flags[i] |= fl;
+}
+
 enum pc_class walk_classify(const struct walk *w, uint64_t pc,
 			    const struct codemap_blob **blob);
 /* pc is where a Java frame's callee returns to: known code, a call site */
@@ -131,6 +144,9 @@ bool walk_interpreted(struct walk *w, struct wframe *f);	/* decode_interp.c */
 bool walk_native_wrapper(struct walk *w, struct wframe *f);	/* decode_native.c */
 bool walk_entry(struct walk *w, struct wframe *f);		/* decode_native.c */
 bool walk_native(struct walk *w, struct wframe *f);		/* decode_native.c */
+bool walk_downcall_stub(struct walk *w, struct wframe *f);	/* decode_ffm.c */
+bool walk_upcall_stub(struct walk *w, struct wframe *f);	/* decode_ffm.c */
+bool walk_cont_barrier(struct walk *w, struct wframe *f);	/* decode_cont.c */
 /* resume at the thread's anchor (sample's JavaThread words), if any */
 bool walk_resume_anchor(struct walk *w, struct wframe *f);	/* decode_native.c */
 
@@ -142,5 +158,7 @@ bool walk_resume_anchor(struct walk *w, struct wframe *f);	/* decode_native.c */
  */
 bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 		       bool try_full, bool strict);
+/* the sender of a stub's frame (walk_stub without its frame) */
+bool walk_stub_sender(struct walk *w, struct wframe *f);
 
 #endif /* ASGST_DECODE_WALK_H */

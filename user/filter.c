@@ -104,6 +104,46 @@ int filter__option(struct filter *f, const char *name, const char *arg,
 		free(copy);
 		return rc;
 	}
+	if (!strcmp(name, "state")) {
+		char *copy = strdup(arg), *tok, *save = NULL;
+		int rc = 0;
+
+		if (!copy)
+			return -ENOMEM;
+		for (tok = strtok_r(copy, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			int st;
+
+			for (st = TRACE_STATE_UNKNOWN; st <= TRACE_STATE_BLOCKED;
+			     st++)
+				if (!strcmp(tok, trace_state__name(st)))
+					break;
+			if (st > TRACE_STATE_BLOCKED) {
+				snprintf(err, errlen, "--state: unknown state "
+					 "'%s' (in_java, in_native, in_vm, "
+					 "blocked or unknown)", tok);
+				rc = -EINVAL;
+				break;
+			}
+			f->state_mask |= 1u << st;
+		}
+		free(copy);
+		return rc;
+	}
+	if (!strcmp(name, "vthreads")) {
+		if (!strcmp(arg, "merged"))
+			f->vthreads = FILTER_VT_MERGED;
+		else if (!strcmp(arg, "virtual"))
+			f->vthreads = FILTER_VT_VIRTUAL;
+		else if (!strcmp(arg, "carrier"))
+			f->vthreads = FILTER_VT_CARRIER;
+		else {
+			snprintf(err, errlen, "--vthreads: unknown view '%s' "
+				 "(merged, virtual or carrier)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (!strcmp(name, "java-only")) {
 		f->java_only = true;
 		return 0;
@@ -119,7 +159,8 @@ int filter__option(struct filter *f, const char *name, const char *arg,
 bool filter__active(const struct filter *f)
 {
 	return f->npids || f->ntids || f->have_thread || f->have_include ||
-	       f->have_exclude || f->kind_mask || f->java_only || f->reverse;
+	       f->have_exclude || f->kind_mask || f->state_mask ||
+	       f->vthreads || f->java_only || f->reverse;
 }
 
 static bool has_id(const pid_t *ids, size_t n, pid_t id)
@@ -149,6 +190,27 @@ static bool any_frame_matches(const regex_t *re, const struct trace *t)
 	return false;
 }
 
+/* --vthreads virtual / carrier: cut a virtual thread's stack at its entry */
+static void vthread_view(uint8_t view, struct trace *t)
+{
+	uint32_t e;
+
+	if (!(t->flags & TRACE_F_VTHREAD))
+		return;
+	for (e = 0; e < t->nframes; e++)
+		if (t->frames[e].flags & FRAME_F_VTHREAD_ENTRY)
+			break;
+	if (e == t->nframes)
+		return;		/* no boundary found: leave it whole */
+	if (view == FILTER_VT_VIRTUAL) {
+		t->nframes = e + 1;
+	} else {
+		memmove(t->frames, t->frames + e,
+			(t->nframes - e) * sizeof(*t->frames));
+		t->nframes -= e;
+	}
+}
+
 bool filter__apply(const struct filter *f, struct trace *t)
 {
 	if (f->npids && !has_id(f->pids, f->npids, t->pid))
@@ -157,6 +219,10 @@ bool filter__apply(const struct filter *f, struct trace *t)
 		return false;
 	if (f->kind_mask && !(f->kind_mask & (1u << t->kind)))
 		return false;
+	if (f->state_mask && !(f->state_mask & (1u << t->state)))
+		return false;
+	if (f->vthreads != FILTER_VT_MERGED)
+		vthread_view(f->vthreads, t);
 	if (f->have_thread &&
 	    regexec(&f->thread, t->thread ? t->thread : "", 0, NULL, 0))
 		return false;

@@ -9,9 +9,17 @@
 #include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct trace;
+
+/* --vthreads: how a sample of a carrier running a virtual thread shows */
+enum filter_vthreads {
+	FILTER_VT_MERGED = 0,	/* virtual thread's frames, then carrier's */
+	FILTER_VT_VIRTUAL,	/* down to Continuation.enterSpecial only */
+	FILTER_VT_CARRIER,	/* from Continuation.enterSpecial down only */
+};
 
 struct filter {
 	pid_t *pids;		/* --pid: keep these (empty: all) */
@@ -23,6 +31,8 @@ struct filter {
 	regex_t include;	/* --include: some frame name matches */
 	regex_t exclude;	/* --exclude: no frame name matches */
 	unsigned kind_mask;	/* --kind: 1 << enum trace_kind; 0 = all */
+	unsigned state_mask;	/* --state: 1 << enum trace_state; 0 = all */
+	uint8_t vthreads;	/* --vthreads: enum filter_vthreads */
 	bool java_only;		/* --java-only: drop non-Java frames */
 	bool reverse;		/* --reverse: frames root first */
 };
@@ -38,6 +48,8 @@ struct filter {
 	{ "include", required_argument, NULL, (val) }, \
 	{ "exclude", required_argument, NULL, (val) }, \
 	{ "kind", required_argument, NULL, (val) }, \
+	{ "state", required_argument, NULL, (val) }, \
+	{ "vthreads", required_argument, NULL, (val) }, \
 	{ "java-only", no_argument, NULL, (val) }, \
 	{ "reverse", no_argument, NULL, (val) }
 
@@ -47,6 +59,10 @@ struct filter {
 "      --include REGEX     only stacks with a frame matching REGEX\n" \
 "      --exclude REGEX     no stacks with a frame matching REGEX\n" \
 "      --kind KIND[,KIND]  java, jvm (JVM-internal threads) or native\n" \
+"      --state STATE[,...] Java thread state at the sample: in_java,\n" \
+"                          in_native, in_vm, blocked, unknown\n" \
+"      --vthreads VIEW     merged (default: a virtual thread's frames, then\n" \
+"                          its carrier's), virtual or carrier\n" \
 "      --java-only         keep only the Java frames of each stack\n" \
 "      --reverse           frames root first (an inverted flame graph)\n"
 

@@ -31,12 +31,15 @@
 #include "strtab.h"
 #include "symbolize.h"
 #include "trace.h"
+#include "u64map.h"
 
 #define DEFAULT_DELAY_NS	(400ull * 1000 * 1000)
 #define CODEMAP_RETRY_NS	(1000ull * 1000 * 1000)
 #define ATTACH_HOLD_NS		(12ull * 1000 * 1000 * 1000)
+#define UPDATE_EVERY_NS		(50ull * 1000 * 1000)
 
 struct raw_tap_ctx;
+struct jt_sync;
 
 struct proc_state {
 	pid_t pid;
@@ -46,6 +49,7 @@ struct proc_state {
 	const char *comm;	/* process comm, interned */
 	struct codemap *cm;
 	struct raw_tap_ctx *tap;	/* raw recordings only */
+	struct jt_sync *jts;		/* JavaThreads pushed to the kernel */
 	uint64_t jvm_from_seq;		/* see proc_became_jvm() */
 	bool attach_tried;
 	pid_t attach_child;		/* > 0 while an attach runs */
@@ -73,6 +77,11 @@ struct pipeline {
 	struct queued *head, *tail;
 	struct frame *frames;
 	uint64_t decode_seq;		/* samples decoded so far: their index */
+	uint64_t last_update_ns;	/* code maps last caught up */
+	/* off-CPU records waiting for their END: tid -> struct queued *
+	 * (1: none) */
+	struct u64map offcpu_pending;
+	uint64_t last_ktime;		/* newest record time seen */
 	struct pipeline_stats stats;
 };
 
@@ -87,6 +96,77 @@ static uint64_t mono_ns(void)
 static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 			     uint64_t now);
 static void reap_attaches(struct pipeline *pl, bool block);
+
+/*
+ * The kernel sampler reads thread state, anchor and continuation entry
+ * from a thread's JavaThread: tell it where each thread's is, as the code
+ * map's THREAD records come in, and forget ended threads.
+ */
+struct jt_sync {
+	struct capture *cap;
+	pid_t pid;
+	struct u64map pushed;	/* tid -> JavaThread* pushed */
+	const struct codemap *cm;
+	bool failed;		/* map full or gone: said nothing, stop */
+};
+
+static void jt_sync__free(struct jt_sync *j)
+{
+	if (!j)
+		return;
+	u64map__free(&j->pushed);
+	free(j);
+}
+
+static int32_t jt_off(int32_t base, int32_t field)
+{
+	if (base == CM_ABSENT || field == CM_ABSENT || base < 0 || field < 0)
+		return -1;
+	return base + field;
+}
+
+static void jt_on_thread(void *ctx, const struct codemap_thread *th,
+			 bool alive)
+{
+	struct jt_sync *j = ctx;
+	const struct cm_vm_consts *vm = codemap__vm(j->cm);
+	struct asgst_jthread v;
+
+	if (j->failed || !vm || !th->java_thread || !th->tid)
+		return;
+	if (!alive) {
+		if (u64map__get(&j->pushed, th->tid) != th->java_thread)
+			return;	/* its tid went to a newer thread */
+		u64map__put(&j->pushed, th->tid, 1);	/* 1: none */
+		capture__set_jthread(j->cap, j->pid, th->tid, NULL);
+		return;
+	}
+	memset(&v, 0, sizeof(v));
+	v.java_thread = th->java_thread;
+	v.off_state = vm->jt_thread_state == CM_ABSENT ? -1 :
+		      vm->jt_thread_state;
+	v.off_last_sp = jt_off(vm->jt_anchor, vm->anchor_last_sp);
+	v.off_last_pc = jt_off(vm->jt_anchor, vm->anchor_last_pc);
+	v.off_last_fp = jt_off(vm->jt_anchor, vm->anchor_last_fp);
+	v.off_cont_entry = vm->jt_cont_entry == CM_ABSENT ? -1 :
+			   vm->jt_cont_entry;
+	if (capture__set_jthread(j->cap, j->pid, th->tid, &v) ||
+	    u64map__put(&j->pushed, th->tid, th->java_thread))
+		j->failed = true;
+}
+
+static void proc_sync_threads(struct pipeline *pl, struct proc_state *ps)
+{
+	if (!pl->cap || ps->jts || !ps->cm)
+		return;
+	ps->jts = calloc(1, sizeof(*ps->jts));
+	if (!ps->jts)
+		return;
+	ps->jts->cap = pl->cap;
+	ps->jts->pid = ps->pid;
+	ps->jts->cm = ps->cm;
+	codemap__set_thread_cb(ps->cm, jt_on_thread, ps->jts);
+}
 
 struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 			       const struct pipeline_opts *o)
@@ -124,11 +204,16 @@ void pipeline__free(struct pipeline *pl)
 		n = q->next;
 		free(q);
 	}
+	for (size_t i = 0; i < pl->offcpu_pending.cap; i++)
+		if (pl->offcpu_pending.vals[i] > 1)
+			free((void *)(uintptr_t)pl->offcpu_pending.vals[i]);
+	u64map__free(&pl->offcpu_pending);
 	if (pl->procs)
 		reap_attaches(pl, true);
 	for (size_t i = 0; pl->procs && i < pl->procs_cap; i++) {
 		codemap__free(pl->procs[i].cm);
 		free(pl->procs[i].tap);
+		jt_sync__free(pl->procs[i].jts);
 	}
 	free(pl->procs);
 	free(pl->frames);
@@ -292,6 +377,7 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 		return;
 	}
 	pl->stats.jvms_decoded++;
+	proc_sync_threads(pl, ps);
 	if (pl->opts.raw && (ps->tap = malloc(sizeof(*ps->tap)))) {
 		ps->tap->raw = pl->opts.raw;
 		ps->tap->pid = ps->pid;
@@ -359,35 +445,100 @@ static size_t record_used_len(const void *data, size_t len)
 
 	if (((uintptr_t)data & 7) || sample__parse(data, len, &s, &why))
 		return len;
-	used = s.hdr->hdr_size + 8ull * (s.hdr->kstack_n + s.hdr->ustack_n) +
-	       s.hdr->window_len;
+	used = sample__used_len(&s);
 	return used < len ? used : len;
 }
 
-int pipeline__push(struct pipeline *pl, const void *data, size_t len)
+static void enqueue(struct pipeline *pl, struct queued *q)
 {
-	const struct asgst_sample_hdr *h = data;
-	struct queued *q;
-
-	pl->stats.records++;
-	if (len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC)
-		proc_get(pl, (pid_t)h->pid, h->comm);
-	if (pl->opts.raw)
-		raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, data,
-				  record_used_len(data, len), NULL, 0);
-	q = malloc(sizeof(*q) + len);
-	if (!q)
-		return -ENOMEM;
 	q->next = NULL;
 	q->arrival_ns = mono_ns();
-	q->len = len;
-	memcpy(q->data, data, len);
 	if (pl->tail)
 		pl->tail->next = q;
 	else
 		pl->head = q;
 	pl->tail = q;
 	pl->stats.queued++;
+}
+
+static struct asgst_sample_hdr *queued_hdr(struct queued *q)
+{
+	return (struct asgst_sample_hdr *)q->data;
+}
+
+/*
+ * Off-CPU: a thread's stack is recorded as it leaves the CPU, and its
+ * weight (the time until it ran again) arrives later in an END record of
+ * the same tid and time; the stack waits for it here. A thread still off
+ * the CPU when the recording ends is weighed up to the newest record.
+ */
+static void offcpu_end(struct pipeline *pl, const struct asgst_sample_hdr *e)
+{
+	uint64_t v = u64map__get(&pl->offcpu_pending, e->tid);
+	struct queued *q = (struct queued *)(uintptr_t)v;
+
+	if (v <= 1 || queued_hdr(q)->ktime_ns != e->ktime_ns)
+		return;		/* its stack was lost, or not ours */
+	u64map__put(&pl->offcpu_pending, e->tid, 1);
+	queued_hdr(q)->weight_ns = e->weight_ns;
+	enqueue(pl, q);
+}
+
+static void offcpu_flush(struct pipeline *pl)
+{
+	struct u64map *m = &pl->offcpu_pending;
+
+	for (size_t i = 0; i < m->cap; i++) {
+		struct queued *q = (struct queued *)(uintptr_t)m->vals[i];
+		struct asgst_sample_hdr *h;
+
+		if (m->vals[i] <= 1)
+			continue;
+		m->vals[i] = 1;
+		h = queued_hdr(q);
+		h->weight_ns = pl->last_ktime > h->ktime_ns ?
+			       pl->last_ktime - h->ktime_ns : 0;
+		enqueue(pl, q);
+	}
+}
+
+int pipeline__push(struct pipeline *pl, const void *data, size_t len)
+{
+	const struct asgst_sample_hdr *h = data;
+	bool hdr_ok = len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC;
+	struct queued *q;
+	uint64_t old;
+
+	pl->stats.records++;
+	if (hdr_ok)
+		proc_get(pl, (pid_t)h->pid, h->comm);
+	if (pl->opts.raw)
+		raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, data,
+				  record_used_len(data, len), NULL, 0);
+	if (hdr_ok && h->ktime_ns > pl->last_ktime)
+		pl->last_ktime = h->ktime_ns;
+	if (hdr_ok && h->event == ASGST_EV_OFFCPU_END) {
+		offcpu_end(pl, h);
+		return 0;
+	}
+	q = malloc(sizeof(*q) + len);
+	if (!q)
+		return -ENOMEM;
+	q->len = len;
+	memcpy(q->data, data, len);
+	if (hdr_ok && h->event == ASGST_EV_OFFCPU && h->tid &&
+	    !((uintptr_t)q->data & 7)) {
+		old = u64map__get(&pl->offcpu_pending, h->tid);
+		if (u64map__put(&pl->offcpu_pending, h->tid,
+				(uint64_t)(uintptr_t)q)) {
+			free(q);
+			return -ENOMEM;
+		}
+		if (old > 1)	/* its END was lost: count it, no time */
+			enqueue(pl, (struct queued *)(uintptr_t)old);
+		return 0;
+	}
+	enqueue(pl, q);
 	return 0;
 }
 
@@ -437,16 +588,40 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	pl->stats.decoded++;
 }
 
+/* catch the code maps up (new code, new threads for the kernel side) */
+static void update_codemaps(struct pipeline *pl, uint64_t now)
+{
+	pl->last_update_ns = now;
+	for (size_t i = 0; i < pl->procs_cap; i++) {
+		struct proc_state *ps = &pl->procs[i];
+
+		if (ps->used && ps->cm && codemap__update(ps->cm) &&
+		    !ps->map_failed) {
+			ps->map_failed = true;
+			if (!pl->opts.quiet)
+				fprintf(stderr, "asgst-bpf: %s\n",
+					codemap__error(ps->cm));
+		}
+	}
+}
+
 void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 {
 	struct queued *q;
 	bool updated = false;
 
 	reap_attaches(pl, flush);
-	if (!pl->head)
-		return;
+	if (flush)
+		offcpu_flush(pl);
 	if (!now_ns)
 		now_ns = mono_ns();
+	/* new threads reach the sampler soon, samples or not */
+	if (!pl->opts.offline && now_ns > pl->last_update_ns + UPDATE_EVERY_NS) {
+		update_codemaps(pl, now_ns);
+		updated = true;
+	}
+	if (!pl->head)
+		return;
 	/*
 	 * While an agent is being attached, hold the queue (up to the attach
 	 * timeout): the samples taken meanwhile decode once the map is there.
@@ -459,17 +634,7 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 			break;
 		if (!updated) {
 			/* catch the code maps up once per batch */
-			for (size_t i = 0; i < pl->procs_cap; i++) {
-				struct proc_state *ps = &pl->procs[i];
-
-				if (ps->used && ps->cm && codemap__update(ps->cm) &&
-				    !ps->map_failed) {
-					ps->map_failed = true;
-					if (!pl->opts.quiet)
-						fprintf(stderr, "asgst-bpf: %s\n",
-							codemap__error(ps->cm));
-				}
-			}
+			update_codemaps(pl, now_ns);
 			updated = true;
 		}
 		pl->head = q->next;

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
 #include "profile.h"
+#include "sampler.h"
 #include "strtab.h"
 
 struct profile {
@@ -74,6 +76,23 @@ size_t profile__nstacks(const struct profile *p)
 	return p->nstacks;
 }
 
+bool profile__timed(const struct profile *p)
+{
+	return p->meta.events & ASGST_EVMASK_OFFCPU;
+}
+
+uint64_t profile__stack_value(const struct profile *p,
+			      const struct profile_stack *ps)
+{
+	uint32_t hz = p->meta.frequency_hz ? p->meta.frequency_hz : 99;
+
+	if (!profile__timed(p))
+		return ps->count;
+	if (ps->trace.event == TRACE_EV_OFFCPU)
+		return ps->weight_ns / 1000;
+	return ps->count * (1000000ull / hz);
+}
+
 const struct profile_stack *profile__stack(const struct profile *p, size_t i)
 {
 	return i < p->nstacks ? &p->stacks[i] : NULL;
@@ -97,6 +116,8 @@ static uint64_t trace_hash(const struct trace *t)
 	h = mix(h, PTR(t->comm));
 	h = mix(h, PTR(t->thread));
 	h = mix(h, (uint64_t)t->kind << 32 | (uint32_t)t->error);
+	h = mix(h, (uint64_t)t->state << 56 | (uint64_t)t->event << 48 |
+		   (uint64_t)t->flags << 32 | (uint32_t)t->jvmti_state);
 	h = mix(h, PTR(t->error_name));
 	h = mix(h, t->nframes);
 	for (uint32_t i = 0; i < t->nframes; i++) {
@@ -130,6 +151,8 @@ static bool trace_eq(const struct trace *a, const struct trace *b)
 {
 	if (a->pid != b->pid || a->tid != b->tid || a->comm != b->comm ||
 	    a->thread != b->thread || a->kind != b->kind ||
+	    a->state != b->state || a->event != b->event ||
+	    a->flags != b->flags || a->jvmti_state != b->jvmti_state ||
 	    a->error != b->error || a->error_name != b->error_name ||
 	    a->nframes != b->nframes)
 		return false;

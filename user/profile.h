@@ -7,6 +7,7 @@
 #ifndef ASGST_PROFILE_H
 #define ASGST_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,9 @@ struct profile_meta {
 	uint64_t duration_ns;
 	uint64_t samples;	/* samples recorded (decoded or not) */
 	uint64_t lost;		/* samples the kernel could not record */
+	uint32_t events;	/* ASGST_EVMASK_* recorded; 0: cpu */
+	uint64_t offcpu_events;	/* off-CPU stacks recorded */
+	uint64_t offcpu_lost;	/* off-CPU stacks lost (ring full) */
 };
 
 struct profile_stack {
@@ -38,6 +42,16 @@ const struct profile_meta *profile__meta_const(const struct profile *p);
 int profile__add(struct profile *p, const struct trace *t, uint64_t count,
 		 uint64_t weight_ns);
 size_t profile__nstacks(const struct profile *p);
+/*
+ * What a flame graph weighs a stack by: its samples, or, when the profile
+ * holds off-CPU time, microseconds (off-CPU time, and a cpu sample as
+ * 10^6 / frequency us) so on- and off-CPU stacks add up in one unit.
+ */
+bool profile__timed(const struct profile *p);
+uint64_t profile__stack_value(const struct profile *p,
+			      const struct profile_stack *ps);
+/* the root frame an off-CPU stack gets in flame graphs */
+#define PROFILE_OFFCPU_FRAME	"[off-cpu]"
 /* stacks in insertion order; i < profile__nstacks() */
 const struct profile_stack *profile__stack(const struct profile *p, size_t i);
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "profile.h"
+#include "asgst.h"
 #include "raw.h"
 #include "strtab.h"
 #include "trace.h"
@@ -151,7 +152,9 @@ static void put_str(struct bytes *b, const char *s)
 
 struct raw_stack {
 	uint32_t pid, tid;
-	uint8_t kind, pad[3];
+	uint8_t kind;
+	uint8_t state, event, flags;	/* trace_state/event, TRACE_F_*;
+					   zero in files of before */
 	int32_t error;
 	uint64_t count, weight_ns;
 	uint32_t nframes;
@@ -176,6 +179,8 @@ int raw_writer__stacks(struct raw_writer *w, const struct profile *p)
 		struct raw_stack rs = {
 			.pid = (uint32_t)t->pid, .tid = (uint32_t)t->tid,
 			.kind = t->kind, .error = t->error,
+			.state = t->state, .event = t->event,
+			.flags = (uint8_t)t->flags,
 			.count = s->count, .weight_ns = s->weight_ns,
 			.nframes = t->nframes,
 		};
@@ -221,6 +226,9 @@ int raw_writer__close(struct raw_writer *w, const struct profile *p)
 			.duration_ns = m->duration_ns,
 			.samples = m->samples,
 			.lost = m->lost,
+			.events = m->events,
+			.offcpu_events = m->offcpu_events,
+			.offcpu_lost = m->offcpu_lost,
 		};
 
 		raw_writer__chunk(w, RAW_META, &rm, sizeof(rm), NULL, 0);
@@ -383,6 +391,22 @@ static const char *get_str(struct cursor *c)
 	return s;
 }
 
+/* the JVMTI state bits a trace_state stands for (the file keeps only it) */
+static int32_t raw_state_bits(uint8_t state, uint8_t kind)
+{
+	if (kind != TRACE_KIND_JAVA)
+		return -1;
+	switch (state) {
+	case TRACE_STATE_BLOCKED:
+		return ASGST_STATE_ALIVE | ASGST_STATE_BLOCKED;
+	case TRACE_STATE_IN_NATIVE:
+		return ASGST_STATE_ALIVE | ASGST_STATE_RUNNABLE |
+		       ASGST_STATE_IN_NATIVE;
+	default:
+		return ASGST_STATE_ALIVE | ASGST_STATE_RUNNABLE;
+	}
+}
+
 int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 {
 	struct cursor c = { .p = payload, .n = len, .st = profile__strtab(p) };
@@ -397,8 +421,13 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 
 		get(&c, &rs, sizeof(rs));
 		if (c.bad || rs.nframes > TRACE_MAX_FRAMES ||
-		    rs.kind > TRACE_KIND_JVM)
+		    rs.kind > TRACE_KIND_JVM || rs.state > TRACE_STATE_BLOCKED ||
+		    rs.event > TRACE_EV_OFFCPU)
 			break;
+		t.state = rs.state;
+		t.event = rs.event;
+		t.flags = rs.flags;
+		t.jvmti_state = raw_state_bits(rs.state, rs.kind);
 		t.pid = (pid_t)rs.pid;
 		t.tid = (pid_t)rs.tid;
 		t.kind = rs.kind;

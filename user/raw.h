@@ -71,11 +71,15 @@ struct raw_codemap {
 
 struct raw_meta {
 	uint32_t frequency_hz;
-	uint32_t pad;
+	uint32_t events;	/* ASGST_EVMASK_*; 0 in older files: cpu */
 	uint64_t duration_ns;
 	uint64_t samples;
 	uint64_t lost;
+	/* added with off-CPU recording; absent from older files */
+	uint64_t offcpu_events;
+	uint64_t offcpu_lost;
 };
+#define RAW_META_V1_SIZE	32	/* before the off-CPU fields */
 
 struct profile;
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Strict parser of the kernel sampler's records (bpf/sampler.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
 
@@ -13,12 +14,18 @@ static int reject(const char **why, const char *reason)
 	return -EINVAL;
 }
 
+size_t sample__used_len(const struct sample *s)
+{
+	return (size_t)(s->window - (const uint8_t *)s->hdr) +
+	       s->hdr->window_len;
+}
+
 int sample__parse(const void *data, size_t len, struct sample *out,
 		  const char **why)
 {
 	const struct asgst_sample_hdr *h = data;
 	const uint8_t *p = data;
-	size_t tail;
+	size_t tail, woff;
 
 	if (why)
 		*why = NULL;
@@ -26,13 +33,18 @@ int sample__parse(const void *data, size_t len, struct sample *out,
 		return reject(why, "no record");
 	if ((uintptr_t)data & 7)
 		return reject(why, "misaligned record");
-	if (len < sizeof(*h))
+	/* a version 1 header is the shortest; hdr_size is checked below */
+	if (len < offsetof(struct asgst_sample_hdr, window_off))
 		return reject(why, "truncated header");
 	if (h->magic != ASGST_SAMPLE_MAGIC)
 		return reject(why, "bad magic");
-	if (h->version != ASGST_SAMPLE_VERSION)
+	if (h->version < ASGST_SAMPLE_VERSION_MIN ||
+	    h->version > ASGST_SAMPLE_VERSION)
 		return reject(why, "unsupported version");
-	if (h->hdr_size < sizeof(*h) || h->hdr_size & 7)
+	/* version 1 ended before window_off */
+	if (h->hdr_size < (h->version == 1 ?
+			   offsetof(struct asgst_sample_hdr, window_off) :
+			   sizeof(*h)) || h->hdr_size & 7)
 		return reject(why, "bad header size");
 	if (h->hdr_size > len)
 		return reject(why, "truncated header");
@@ -43,14 +55,21 @@ int sample__parse(const void *data, size_t len, struct sample *out,
 	if (h->window_len > ASGST_MAX_WINDOW)
 		return reject(why, "window too large");
 	/* counts are bounded above, so this cannot overflow */
-	tail = (size_t)h->kstack_n * 8 + (size_t)h->ustack_n * 8 +
-	       h->window_len;
+	tail = (size_t)h->kstack_n * 8 + (size_t)h->ustack_n * 8;
 	if (tail > len - h->hdr_size)
+		return reject(why, "truncated tail");
+	woff = h->hdr_size + tail;
+	if (h->version >= 2) {
+		if (h->window_off < woff || (h->window_off & 7))
+			return reject(why, "window overlaps the stacks");
+		woff = h->window_off;
+	}
+	if (woff > len || h->window_len > len - woff)
 		return reject(why, "truncated tail");
 
 	out->hdr = h;
 	out->kstack = (const uint64_t *)(p + h->hdr_size);
 	out->ustack = out->kstack + h->kstack_n;
-	out->window = (const uint8_t *)(out->ustack + h->ustack_n);
+	out->window = p + woff;
 	return 0;
 }

@@ -25,4 +25,7 @@ struct sample {
 int sample__parse(const void *data, size_t len, struct sample *out,
 		  const char **why);
 
+/* bytes of the record its parts cover (the rest is reservation slack) */
+size_t sample__used_len(const struct sample *s);
+
 #endif /* ASGST_SAMPLE_H */

@@ -49,6 +49,42 @@ struct frame {
 /* frame.flags */
 #define FRAME_F_JVM_CPP		(1u << 0)	/* native frame inside libjvm */
 #define FRAME_F_STUB		(1u << 1)	/* a JVM stub / runtime blob */
+/* how Java called out (on the JAVA_NATIVE barrier frame) ... */
+#define FRAME_F_DOWNCALL_JNI	(1u << 2)	/* JNI native-method wrapper */
+#define FRAME_F_DOWNCALL_FFM	(1u << 3)	/* FFM nep_invoker_blob */
+#define FRAME_F_DOWNCALL_CRIT	(1u << 4)	/* FFM, Linker.Option.critical */
+/* ... and how C called back in (call_stub / upcall_stub frame) */
+#define FRAME_F_UPCALL_JNI	(1u << 5)	/* JavaCalls via the call stub */
+#define FRAME_F_UPCALL_FFM	(1u << 6)	/* FFM upcall_stub */
+/* Continuation.enterSpecial: a virtual thread's frames end here */
+#define FRAME_F_VTHREAD_ENTRY	(1u << 7)
+/* cont_returnBarrier: the virtual thread's older frames are frozen in a
+ * heap stack chunk, not on the carrier's stack */
+#define FRAME_F_FROZEN_GAP	(1u << 8)
+#define FRAME_F_DOWNCALL_MASK	(FRAME_F_DOWNCALL_JNI | FRAME_F_DOWNCALL_FFM | \
+				 FRAME_F_DOWNCALL_CRIT)
+#define FRAME_F_UPCALL_MASK	(FRAME_F_UPCALL_JNI | FRAME_F_UPCALL_FFM)
+
+/* JSON "state" of a Java thread at the sample (JavaThreadState folded) */
+enum trace_state {
+	TRACE_STATE_UNKNOWN = 0,	/* not a Java trace, or not read */
+	TRACE_STATE_IN_JAVA,
+	TRACE_STATE_IN_NATIVE,
+	TRACE_STATE_IN_VM,
+	TRACE_STATE_BLOCKED,
+};
+
+/* what a stack was recorded for */
+enum trace_event {
+	TRACE_EV_CPU = 0,	/* cpu-clock sample: weight = count */
+	TRACE_EV_OFFCPU = 1,	/* left the CPU: weight = offcpu_ns */
+};
+
+/* trace.flags */
+#define TRACE_F_VTHREAD		(1u << 0)	/* a virtual thread was mounted */
+#define TRACE_F_PINNED		(1u << 1)	/* off-CPU with a virtual thread
+						   mounted: its carrier blocked */
+#define TRACE_F_PREEMPTED	(1u << 2)	/* off-CPU: preempted, runnable */
 
 struct trace {
 	pid_t pid;		/* host pid */
@@ -58,11 +94,19 @@ struct trace {
 	uint8_t kind;		/* enum trace_kind */
 	int32_t error;		/* 0 = none; else ASGST code (<0) */
 	const char *error_name;	/* NULL when error == 0 */
+	uint8_t state;		/* enum trace_state */
+	uint8_t event;		/* enum trace_event */
+	uint16_t flags;		/* TRACE_F_* */
+	int32_t jvmti_state;	/* ASGST trace state bits, -1 non-Java */
 	uint32_t nframes;
 	struct frame *frames;	/* nframes entries, callee first */
 };
 
 const char *frame_type__name(enum frame_type t);	/* JSON "type" */
 const char *trace_kind__name(enum trace_kind k);	/* JSON "kind" */
+const char *trace_state__name(enum trace_state s);	/* JSON "state" */
+/* "jni", "ffm", "ffm_critical" / "jni", "ffm"; NULL when none */
+const char *frame_downcall__name(uint16_t flags);
+const char *frame_upcall__name(uint16_t flags);
 
 #endif /* ASGST_TRACE_H */

@@ -60,6 +60,20 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+/* how the stack crossed between Java and C at f, as a name tag */
+static const char *crossing_tag(const struct frame *f)
+{
+	const char *d = frame_downcall__name(f->flags);
+	const char *u = frame_upcall__name(f->flags);
+
+	if (d)
+		return !strcmp(d, "ffm_critical") ? " [ffm critical]" :
+		       !strcmp(d, "ffm") ? " [ffm]" : " [jni]";
+	if (u)
+		return !strcmp(u, "ffm") ? " [upcall ffm]" : " [upcall jni]";
+	return NULL;
+}
+
 size_t frame__display_name(const struct frame *f, char *buf, size_t size,
 			   bool suffix)
 {
@@ -93,6 +107,12 @@ size_t frame__display_name(const struct frame *f, char *buf, size_t size,
 		/* pkg/Class.method, as async-profiler and FlameGraph's java
 		 * palette expect */
 		start = b.len;
+		if (f->type == FRAME_JAVA_NATIVE && !f->klass && f->symbol &&
+		    *f->symbol) {
+			/* a stub as the barrier: FFM's nep_invoker_blob */
+			sb_puts_clean(&b, f->symbol);
+			break;
+		}
 		if (f->klass && *f->klass) {
 			sb_puts_clean(&b, f->klass);
 			for (size_t i = start; i < b.len; i++)
@@ -121,6 +141,9 @@ size_t frame__display_name(const struct frame *f, char *buf, size_t size,
 		b.len--;
 	if (!b.len)
 		sb_puts_clean(&b, "[unknown]");
+	/* part of the name in every output, so filters can match it */
+	if (crossing_tag(f))
+		sb_puts_clean(&b, crossing_tag(f));
 	if (suffix && sfx)
 		sb_puts_clean(&b, sfx);
 	b.buf[b.len] = '\0';
@@ -215,6 +238,11 @@ int write_collapsed(const struct profile *p, FILE *f)
 		const char *key;
 
 		len = comm_name(t, line, NAME_MAX_LEN + 1);
+		if (t->event == TRACE_EV_OFFCPU) {
+			memcpy(line + len, ";" PROFILE_OFFCPU_FRAME,
+			       sizeof(PROFILE_OFFCPU_FRAME));
+			len += sizeof(PROFILE_OFFCPU_FRAME);
+		}
 		/* frames are callee first: print them backwards, root first */
 		for (uint32_t k = t->nframes; k-- > 0;) {
 			if (cap - len < NAME_MAX_LEN + 2) {
@@ -230,7 +258,7 @@ int write_collapsed(const struct profile *p, FILE *f)
 						   NAME_MAX_LEN + 1, true);
 		}
 		key = strtab__intern_n(lines, line, len);
-		if (!key || line_map__add(&map, key, ps->count))
+		if (!key || line_map__add(&map, key, profile__stack_value(p, ps)))
 			goto cleanup;
 	}
 	errno = 0;

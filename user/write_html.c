@@ -271,6 +271,12 @@ int write_html(const struct profile *p, FILE *f)
 		if (fr == UINT32_MAX)
 			goto cleanup;
 		node = html_child(&h, 0, fr, -1, -1);
+		if (t->event == TRACE_EV_OFFCPU && node != UINT32_MAX) {
+			fr = html_frame(&h, PROFILE_OFFCPU_FRAME, CAT_PROCESS, -1);
+			if (fr == UINT32_MAX)
+				goto cleanup;
+			node = html_child(&h, node, fr, -1, -1);
+		}
 		for (uint32_t k = t->nframes; k-- > 0 && node != UINT32_MAX;) {
 			const struct frame *fp = &t->frames[k];
 			bool java = fp->type == FRAME_JAVA || fp->type == FRAME_JAVA_INLINED ||
@@ -285,7 +291,7 @@ int write_html(const struct profile *p, FILE *f)
 		}
 		if (node == UINT32_MAX)
 			goto cleanup;
-		h.nodes[node].self += ps->count;
+		h.nodes[node].self += profile__stack_value(p, ps);
 	}
 
 	order = malloc(h.nnodes * sizeof(*order));
@@ -304,9 +310,10 @@ int write_html(const struct profile *p, FILE *f)
 	fputs(html_fg_body, f);
 	fputs("<script id=\"fg-data\" type=\"application/json\">\n", f);
 	fprintf(f, "{\"v\":1,\"meta\":{\"frequency_hz\":%" PRIu32 ",\"duration_ns\":%"
-		PRIu64 ",\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"stacks\":%zu},\n"
+		PRIu64 ",\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"stacks\":%zu,"
+		"\"unit\":\"%s\"},\n"
 		"\"cats\":[", m->frequency_hz, m->duration_ns, m->samples, m->lost,
-		profile__nstacks(p));
+		profile__nstacks(p), profile__timed(p) ? "us" : "samples");
 	for (int c = 0; c < NCATS; c++)
 		fprintf(f, "%s\"%s\"", c ? "," : "", cat_names[c]);
 	fputs("],\n\"names\":[", f);

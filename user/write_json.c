@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <linux/types.h>
 #include "profile.h"
+#include "sampler.h"
 #include "trace.h"
 #include "writers.h"
 
@@ -121,6 +123,11 @@ static void write_frame(FILE *f, const struct frame *fr)
 	case FRAME_JAVA:
 	case FRAME_JAVA_INLINED:
 	case FRAME_JAVA_NATIVE:
+		if (fr->type == FRAME_JAVA_NATIVE && !fr->klass && fr->symbol) {
+			/* a stub as the barrier (FFM's nep_invoker_blob) */
+			fputs(",\"symbol\":", f);
+			json_str(f, fr->symbol);
+		}
 		fputs(",\"class\":", f);
 		json_str(f, fr->klass);
 		fputs(",\"method\":", f);
@@ -139,6 +146,18 @@ static void write_frame(FILE *f, const struct frame *fr)
 		json_str(f, fr->reason);
 		break;
 	}
+	if (frame_downcall__name(fr->flags)) {
+		fputs(",\"downcall\":", f);
+		json_str(f, frame_downcall__name(fr->flags));
+	}
+	if (frame_upcall__name(fr->flags)) {
+		fputs(",\"upcall\":", f);
+		json_str(f, frame_upcall__name(fr->flags));
+	}
+	if (fr->flags & FRAME_F_VTHREAD_ENTRY)
+		fputs(",\"vthread_entry\":true", f);
+	if (fr->flags & FRAME_F_FROZEN_GAP)
+		fputs(",\"gap\":\"frozen\"", f);
 	putc('}', f);
 }
 
@@ -150,8 +169,16 @@ int write_json(const struct profile *p, FILE *f)
 	errno = 0;
 	fprintf(f, "{\"format\":\"asgst-bpf\",\"version\":1,\"frequency_hz\":%" PRIu32
 		",\"duration_ns\":%" PRIu64 ",\"samples\":%" PRIu64
-		",\"lost\":%" PRIu64 ",\n\"stacks\":[", m->frequency_hz,
-		m->duration_ns, m->samples, m->lost);
+		",\"lost\":%" PRIu64 ",\"events\":[%s%s%s]"
+		",\"offcpu_samples\":%" PRIu64 ",\"offcpu_lost\":%" PRIu64
+		",\n\"stacks\":[", m->frequency_hz,
+		m->duration_ns, m->samples, m->lost,
+		m->events & ASGST_EVMASK_OFFCPU && !(m->events & ASGST_EVMASK_CPU) ?
+		"" : "\"cpu\"",
+		(m->events & ASGST_EVMASK_OFFCPU) &&
+		(m->events & ASGST_EVMASK_CPU) ? "," : "",
+		m->events & ASGST_EVMASK_OFFCPU ? "\"offcpu\"" : "",
+		m->offcpu_events, m->offcpu_lost);
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_stack *ps = profile__stack(p, i);
 		const struct trace *t = &ps->trace;
@@ -171,6 +198,20 @@ int write_json(const struct profile *p, FILE *f)
 		} else {
 			fputs("null", f);
 		}
+		fputs(",\"state\":", f);
+		json_str(f, trace_state__name(t->state));
+		if (t->kind == TRACE_KIND_JAVA)
+			fprintf(f, ",\"jvmti_state\":%" PRId32, t->jvmti_state);
+		fprintf(f, ",\"event\":\"%s\"",
+			t->event == TRACE_EV_OFFCPU ? "offcpu" : "cpu");
+		if (t->event == TRACE_EV_OFFCPU)
+			fprintf(f, ",\"offcpu_ns\":%" PRIu64, ps->weight_ns);
+		fprintf(f, ",\"virtual_thread\":%s,\"pinned\":%s",
+			t->flags & TRACE_F_VTHREAD ? "true" : "false",
+			t->flags & TRACE_F_PINNED ? "true" : "false");
+		if (t->event == TRACE_EV_OFFCPU)
+			fprintf(f, ",\"preempted\":%s",
+				t->flags & TRACE_F_PREEMPTED ? "true" : "false");
 		fputs(",\"frames\":[", f);
 		for (uint32_t k = 0; k < t->nframes; k++) {
 			if (k)

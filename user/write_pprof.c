@@ -26,6 +26,8 @@
 #include <zlib.h>
 
 #include "elf_symbols.h"
+#include <linux/types.h>
+#include "sampler.h"
 #include "profile.h"
 #include "u64map.h"
 #include "strtab.h"
@@ -405,7 +407,8 @@ static uint32_t pp_location_pc(struct pp *pp, const struct frame *f)
 static uint32_t pp_java_function(struct pp *pp, const struct frame *f)
 {
 	char name[2048], sys[4096];
-	const char *m = f->method && *f->method ? f->method : "[unknown]";
+	const char *m = f->method && *f->method ? f->method :
+			f->symbol && *f->symbol ? f->symbol : "[unknown]";
 
 	if (f->klass && *f->klass)
 		snprintf(name, sizeof(name), "%s.%s", f->klass, m);
@@ -506,6 +509,7 @@ int write_pprof(const struct profile *p, FILE *f)
 	struct pb sample = { 0 }, ids = { 0 }, vals = { 0 };
 	uint32_t *locids = NULL;
 	uint32_t cpu;
+	bool offcpu = meta->events & ASGST_EVMASK_OFFCPU;
 	int err = -ENOMEM;
 
 	pp.st = strtab__new();
@@ -518,10 +522,14 @@ int write_pprof(const struct profile *p, FILE *f)
 
 	pp_value_type(&pp, PROFILE_SAMPLE_TYPE, "samples", "count");
 	pp_value_type(&pp, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	/* off-CPU time as a value of its own: never summed with cpu time */
+	if (offcpu)
+		pp_value_type(&pp, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
 	pp_value_type(&pp, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 	pb_uint(&pp.out, PROFILE_PERIOD, period);
 	pb_uint(&pp.out, PROFILE_DURATION_NANOS, meta->duration_ns);
-	cpu = pp_str(&pp, "cpu");
+	cpu = pp_str(&pp, offcpu && !(meta->events & ASGST_EVMASK_CPU) ?
+			  "offcpu" : "cpu");
 	pb_uint(&pp.out, PROFILE_DEFAULT_SAMPLE_TYPE, cpu);
 	{
 		char c[128];
@@ -560,7 +568,15 @@ int write_pprof(const struct profile *p, FILE *f)
 			pb_varint(&ids, locids[k]);
 		pb_bytes(&sample, SAMPLE_LOCATION_ID, ids.buf, ids.len);
 		pb_varint(&vals, ps->count);
-		pb_varint(&vals, ps->count * period + ps->weight_ns);
+		if (t->event == TRACE_EV_OFFCPU) {
+			pb_varint(&vals, 0);
+			if (offcpu)
+				pb_varint(&vals, ps->weight_ns);
+		} else {
+			pb_varint(&vals, ps->count * period);
+			if (offcpu)
+				pb_varint(&vals, 0);
+		}
 		pb_bytes(&sample, SAMPLE_VALUE, vals.buf, vals.len);
 		ids.len = vals.len = 0;
 		pp_label(&pp, &sample, "thread",
@@ -570,6 +586,13 @@ int write_pprof(const struct profile *p, FILE *f)
 		pp_label(&pp, &sample, "pid", NULL, t->pid);
 		pp_label(&pp, &sample, "comm", t->comm && *t->comm ? t->comm : "[unknown]", 0);
 		pp_label(&pp, &sample, "kind", trace_kind__name(t->kind), 0);
+		if (t->kind == TRACE_KIND_JAVA)
+			pp_label(&pp, &sample, "state",
+				 trace_state__name(t->state), 0);
+		if (t->flags & TRACE_F_VTHREAD)
+			pp_label(&pp, &sample, "virtual_thread", "true", 0);
+		if (t->flags & TRACE_F_PINNED)
+			pp_label(&pp, &sample, "pinned", "true", 0);
 		if (t->error)
 			pp_label(&pp, &sample, "error",
 				 t->error_name && *t->error_name ? t->error_name : "error", 0);

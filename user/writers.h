@@ -32,6 +32,8 @@ int write_json(const struct profile *p, FILE *f);
 int write_pprof(const struct profile *p, FILE *f);
 int write_html(const struct profile *p, FILE *f);
 int write_top(const struct profile *p, FILE *f);	/* write_top.c */
+/* report --pinned: pinned off-CPU time by pinning frame (write_pinned.c) */
+int write_pinned(const struct profile *p, FILE *f);
 
 /*
  * The name a frame has in the collapsed output (docs/formats.md), written

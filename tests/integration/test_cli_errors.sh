@@ -30,6 +30,11 @@ expect_err "unknown format" "$ASGST" record -a -d 1 -f nosuch
 expect_err "what to record" "$ASGST" record -d 1
 expect_err "conflicts" "$ASGST" record -a -p "$spid" -d 1
 expect_err "stack-window" "$ASGST" record -a --stack-window 100000 -d 1
+expect_err "unknown event" "$ASGST" record -a -e wall -d 1
+expect_err "unknown event" "$ASGST" record -a -e "" -d 1
+expect_err "unknown state" "$ASGST" record -a --state running -d 1
+expect_err "unknown view" "$ASGST" record -a --vthreads all -d 1
+expect_err "unknown view" "$ASGST" report -i /nonexistent.asgst --vthreads x
 if [ "$(id -u)" -eq 0 ]; then expect_err "cannot run" "$ASGST" record -d 1 -- /nonexistent/command; fi
 if [ "$(id -u)" -eq 0 ]; then
 	expect_err "cannot write" "$ASGST" record -a -d 1 -o /nonexistent-dir/x.json
@@ -45,5 +50,7 @@ fi
 # help and version work and exit 0
 "$ASGST" --help | grep -q record || fail "--help"
 "$ASGST" record --help | grep -q -- "--freq" || fail "record --help"
+"$ASGST" record --help | grep -q -- "--event" || fail "record --help: -e"
+"$ASGST" report --help | grep -q -- "--pinned" || fail "report --help: --pinned"
 "$ASGST" --version | grep -q '^asgst-bpf [0-9]' || fail "--version"
 exit 0

@@ -84,8 +84,17 @@ static uint64_t *copy_rec(int i, size_t extra)
 	return b;
 }
 
+/* the smallest header of h's version (version 1 had no window_off) */
+static size_t hdr_min(const struct asgst_sample_hdr *h)
+{
+	return h->version == 1 ? offsetof(struct asgst_sample_hdr, window_off) :
+				 sizeof(*h);
+}
+
 static size_t needed(const struct asgst_sample_hdr *h)
 {
+	if (h->version >= 2)
+		return (size_t)h->window_off + h->window_len;
 	return h->hdr_size + (size_t)h->kstack_n * 8 + (size_t)h->ustack_n * 8 +
 	       h->window_len;
 }
@@ -121,7 +130,7 @@ static void test_real_records_parse(void **state)
 		assert_null(why);
 		h = s.hdr;
 		assert_ptr_equal(h, base);
-		assert_int_equal(h->hdr_size, sizeof(*h));
+		assert_int_equal(h->hdr_size, hdr_min(h));
 		assert_true(needed(h) <= recs[i].len);
 		assert_ptr_equal(s.kstack, base + h->hdr_size);
 		assert_ptr_equal(s.ustack, s.kstack + h->kstack_n);
@@ -192,17 +201,71 @@ static void test_truncated(void **state)
 		assert_int_equal(sample__parse(recs[i].buf, need, &s, &why), 0);
 		assert_int_equal(sample__parse(recs[i].buf, 0, &s, &why), -EINVAL);
 		assert_string_equal(why, "truncated header");
-		assert_int_equal(sample__parse(recs[i].buf, sizeof(*h) - 1, &s,
+		assert_int_equal(sample__parse(recs[i].buf, hdr_min(h) - 1, &s,
 					       &why), -EINVAL);
 		assert_string_equal(why, "truncated header");
-		if (need > sizeof(*h)) {
+		if (need > hdr_min(h)) {
 			assert_int_equal(sample__parse(recs[i].buf, need - 1,
 						       &s, &why), -EINVAL);
 			assert_string_equal(why, "truncated tail");
-			assert_int_equal(sample__parse(recs[i].buf, sizeof(*h),
+			assert_int_equal(sample__parse(recs[i].buf, hdr_min(h),
 						       &s, &why), -EINVAL);
 			assert_string_equal(why, "truncated tail");
 		}
+	}
+}
+
+static void expect_bad(uint64_t *b, size_t len, const char *reason);
+
+/*
+ * Version 2 puts the window at window_off, after a gap (the sampler copies
+ * it to a fixed offset before the user stack is known): the real records,
+ * laid out that way, parse to the same parts; bad offsets are rejected.
+ */
+static void test_v2_layout(void **state)
+{
+	(void)state;
+	for (int i = 0; i < nrecs; i++) {
+		const struct asgst_sample_hdr *o = (void *)recs[i].buf;
+		size_t stacks = 8ull * (o->kstack_n + o->ustack_n);
+		size_t woff = sizeof(*o) + stacks + 256, len = woff + o->window_len;
+		uint64_t *b = aligned_alloc(8, (len + 7) & ~(size_t)7);
+		struct asgst_sample_hdr *h = (void *)b;
+		const uint8_t *src = (const uint8_t *)o + o->hdr_size;
+		const char *why = "unset";
+		struct sample s;
+
+		assert_non_null(b);
+		memset(b, 0xee, len);
+		memcpy(h, o, o->hdr_size);
+		h->version = 2;
+		h->hdr_size = sizeof(*h);
+		h->window_off = (uint32_t)woff;
+		h->pad = 0;
+		memcpy((uint8_t *)b + sizeof(*h), src, stacks);
+		memcpy((uint8_t *)b + woff, src + stacks, o->window_len);
+		assert_int_equal(sample__parse(b, len, &s, &why), 0);
+		assert_null(why);
+		assert_ptr_equal(s.window, (uint8_t *)b + woff);
+		assert_memory_equal(s.window, src + stacks, o->window_len);
+		assert_memory_equal(s.kstack, src, stacks);
+		assert_int_equal(sample__used_len(&s), len);
+		if (o->window_len) {
+			expect_bad(b, len - 1, "truncated tail");
+		}
+		h->window_off = (uint32_t)(sizeof(*h) + stacks - 8);
+		if (stacks)
+			expect_bad(b, len, "window overlaps the stacks");
+		h->window_off = (uint32_t)woff + 4;
+		expect_bad(b, len, "window overlaps the stacks");
+		h->window_off = (uint32_t)len + 8;
+		expect_bad(b, len, "truncated tail");
+		h->window_off = UINT32_MAX - 7;
+		expect_bad(b, len, "truncated tail");
+		h->window_off = (uint32_t)woff;
+		h->hdr_size = hdr_min(o);	/* a v1-sized header in v2 */
+		expect_bad(b, len, "bad header size");
+		free(b);
 	}
 }
 
@@ -232,9 +295,9 @@ static void test_bad_magic_version_size(void **state)
 		h->version = 0;
 		expect_bad(b, recs[i].len, "unsupported version");
 		*h = orig;
-		h->hdr_size = sizeof(*h) - 8;
+		h->hdr_size = orig.hdr_size - 8;
 		expect_bad(b, recs[i].len, "bad header size");
-		h->hdr_size = sizeof(*h) + 4;
+		h->hdr_size = orig.hdr_size + 4;
 		expect_bad(b, recs[i].len, "bad header size");
 		/* a longer header is allowed (later versions may add fields) */
 		*h = orig;
@@ -350,7 +413,7 @@ static void test_garbage(void **state)
 			const uint8_t *end = (const uint8_t *)g + len;
 
 			assert_null(why);
-			assert_true(h->hdr_size >= sizeof(*h));
+			assert_true(h->hdr_size >= hdr_min(h));
 			assert_true((const uint8_t *)(s.ustack + h->ustack_n) <= end);
 			assert_true(s.window + h->window_len <= end);
 			assert_true(h->kstack_n <= ASGST_MAX_KSTACK);
@@ -391,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_bad_magic_version_size),
 		cmocka_unit_test(test_oversized_counts),
 		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_v2_layout),
 		cmocka_unit_test(test_misaligned_and_null),
 	};
 

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include <linux/types.h>
+#include "sampler.h"
 #include "profile.h"
 #include "trace.h"
 #include "writers.h"
@@ -177,6 +179,44 @@ static void test_merges_identical_lines(void **state)
 	profile__free(p);
 }
 
+/*
+ * With off-CPU time in the profile, lines are weighed in microseconds: an
+ * off-CPU stack by its time (under an "[off-cpu]" root frame), a cpu
+ * sample as 10^6 / frequency us.
+ */
+static void test_offcpu_weights(void **state)
+{
+	struct profile *p = profile__new();
+	struct frame fr[NELEM(fx_native_frames)];
+	struct trace t = fx_traces[4].t;
+	struct cline lines[8];
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	memcpy(fr, fx_native_frames, sizeof(fr));
+	t.frames = fr;
+	profile__meta(p)->frequency_hz = 100;
+	profile__meta(p)->events = ASGST_EVMASK_CPU | ASGST_EVMASK_OFFCPU;
+	assert_int_equal(profile__add(p, &t, 3, 0), 0);
+	t.event = TRACE_EV_OFFCPU;
+	assert_int_equal(profile__add(p, &t, 2, 5000000), 0);
+	assert_int_equal(profile__add(p, &t, 1, 2500999), 0);
+	buf = write_to_buf(p);
+	assert_int_equal(parse_collapsed(buf, lines, 8), 2);
+	/* 3 samples at 100 Hz: 30 ms */
+	assert_int_equal(lines[0].count, 30000);
+	assert_string_not_equal(lines[0].frames[1], PROFILE_OFFCPU_FRAME);
+	/* 7.500999 ms off the CPU, in whole us */
+	assert_int_equal(lines[1].count, 7500);
+	assert_string_equal(lines[1].frames[0], lines[0].frames[0]);
+	assert_string_equal(lines[1].frames[1], PROFILE_OFFCPU_FRAME);
+	/* the rest of the stack as the cpu line has it */
+	assert_string_equal(lines[1].frames[7], lines[0].frames[6]);
+	free(buf);
+	profile__free(p);
+}
+
 /* a huge C++ name is cut, the line stays well formed */
 static void test_long_name_and_empty(void **state)
 {
@@ -207,6 +247,74 @@ static void test_long_name_and_empty(void **state)
 	assert_int_equal(lines[0].count, 7);
 	free(buf);
 	free(longsym);
+	profile__free(p);
+}
+
+/*
+ * Java <-> C crossings: the barrier and upcall frames carry the kind in
+ * their names (" [jni]", " [ffm]", " [ffm critical]", " [upcall ...]");
+ * the FFM barrier (a stub, no class) is named by its symbol; frames
+ * without crossing flags keep their plain names.
+ */
+static void test_crossing_names(void **state)
+{
+	static const struct {
+		uint8_t type;
+		uint16_t flags;
+		const char *sym, *cls, *meth, *want;
+	} c[] = {
+		{ FRAME_JAVA_NATIVE, FRAME_F_DOWNCALL_JNI, NULL, "JniChain",
+		  "nativeChain", "JniChain.nativeChain [jni]" },
+		{ FRAME_JAVA_NATIVE, FRAME_F_DOWNCALL_FFM, "nep_invoker_blob",
+		  NULL, NULL, "nep_invoker_blob [ffm]" },
+		{ FRAME_JAVA_NATIVE, FRAME_F_DOWNCALL_FFM | FRAME_F_DOWNCALL_CRIT,
+		  "nep_invoker_blob", NULL, NULL,
+		  "nep_invoker_blob [ffm critical]" },
+		{ FRAME_NON_JAVA, FRAME_F_STUB | FRAME_F_UPCALL_JNI, "call_stub",
+		  NULL, NULL, "call_stub [upcall jni]" },
+		{ FRAME_NON_JAVA, FRAME_F_STUB | FRAME_F_UPCALL_FFM, "upcall_stub",
+		  NULL, NULL, "upcall_stub [upcall ffm]" },
+		{ FRAME_NON_JAVA, FRAME_F_STUB, "call_stub", NULL, NULL,
+		  "call_stub" },
+		{ FRAME_JAVA_NATIVE, 0, NULL, "java.lang.Object", "hashCode",
+		  "java/lang/Object.hashCode" },
+		{ FRAME_JAVA_NATIVE, FRAME_F_VTHREAD_ENTRY, NULL,
+		  "jdk.internal.vm.Continuation", "enterSpecial",
+		  "jdk/internal/vm/Continuation.enterSpecial" },
+	};
+	struct profile *p = profile__new();
+	struct frame fr[NELEM(c)];
+	struct trace t = { .pid = 1, .tid = 1, .comm = "java",
+			   .thread = "t", .nframes = NELEM(c), .frames = fr };
+	struct cline lines[4];
+	char name[128], *buf;
+
+	(void)state;
+	assert_non_null(p);
+	memset(fr, 0, sizeof(fr));
+	for (size_t i = 0; i < NELEM(c); i++) {
+		fr[i].type = c[i].type;
+		fr[i].flags = c[i].flags;
+		fr[i].comp_level = -1;
+		fr[i].bci = fr[i].line = -1;
+		fr[i].pc = 0x7f0000001000ull + i;
+		fr[i].symbol = c[i].sym;
+		fr[i].klass = c[i].cls;
+		fr[i].method = c[i].meth;
+		/* the same name with or without the format's suffixes */
+		frame__display_name(&fr[i], name, sizeof(name), false);
+		assert_string_equal(name, c[i].want);
+		frame__display_name(&fr[i], name, sizeof(name), true);
+		assert_string_equal(name, c[i].want);
+	}
+	assert_int_equal(profile__add(p, &t, 5, 0), 0);
+	buf = write_to_buf(p);
+	assert_int_equal(parse_collapsed(buf, lines, 4), 1);
+	assert_int_equal(lines[0].nframes, (int)NELEM(c) + 1);
+	for (size_t i = 0; i < NELEM(c); i++)
+		assert_string_equal(lines[0].frames[NELEM(c) - i], c[i].want);
+	assert_int_equal(lines[0].count, 5);
+	free(buf);
 	profile__free(p);
 }
 
@@ -273,7 +381,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_lines),
 		cmocka_unit_test(test_merges_identical_lines),
+		cmocka_unit_test(test_offcpu_weights),
 		cmocka_unit_test(test_long_name_and_empty),
+		cmocka_unit_test(test_crossing_names),
 		cmocka_unit_test(test_empty_profile_and_write_error),
 		cmocka_unit_test(test_output_format),
 	};

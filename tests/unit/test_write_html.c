@@ -340,6 +340,60 @@ static void test_script_breakout(void **state)
 	profile__free(p);
 }
 
+/* the crossing kind is part of the boxes' names; the category stays the
+ * frame type's (java_native for the FFM barrier, stub for the stubs) */
+static void test_crossing_names(void **state)
+{
+	struct frame fr[] = {
+		JF(FRAME_JAVA, "FfmChain", "upLeaf", "(I)I", NULL, 3, 30, 4),
+		NF(0x7f0000002000ull, 0x2000, "upcall_stub", NULL),
+		NF(0x7f0000003000ull, 0x1000, "fu_b", "/lib/libffmchain.so"),
+		NF(0x7f0000004000ull, 0x0, "nep_invoker_blob", NULL),
+		JF(FRAME_JAVA, "FfmChain", "u2", "(I)I", NULL, 9, 40, 4),
+		JF(FRAME_JAVA_NATIVE, "JniChain", "nativeChain", "(I)I", NULL,
+		   -1, -1, 0),
+		JF(FRAME_JAVA, "JniChain", "j3", "(I)I", NULL, 3, 20, 0),
+	};
+	struct trace tr = { .pid = 2, .tid = 2, .comm = "java", .thread = "t",
+			    .kind = TRACE_KIND_JAVA, .nframes = NELEM(fr),
+			    .frames = fr };
+	struct profile *p = profile__new();
+	struct tree t;
+	size_t len, seen = 0;
+	char *html;
+
+	(void)state;
+	assert_non_null(p);
+	fr[1].flags = FRAME_F_STUB | FRAME_F_UPCALL_FFM;
+	/* the FFM barrier: a JAVA_NATIVE frame named by its stub */
+	fr[3].type = FRAME_JAVA_NATIVE;
+	fr[3].flags = FRAME_F_DOWNCALL_FFM | FRAME_F_DOWNCALL_CRIT;
+	fr[5].flags = FRAME_F_DOWNCALL_JNI;
+	assert_int_equal(profile__add(p, &tr, 3, 0), 0);
+	html = write_html_buf(p, &len);
+	tree_load(&t, html);
+	for (size_t i = 0; i < t.n; i++) {
+		const char *n = node_name(&t, i);
+
+		if (!strcmp(n, "upcall_stub [upcall ffm]")) {
+			assert_string_equal(node_cat(&t, i), "stub");
+			seen |= 1;
+		} else if (!strcmp(n, "nep_invoker_blob [ffm critical]")) {
+			assert_string_equal(node_cat(&t, i), "java_native");
+			seen |= 2;
+		} else if (!strcmp(n, "JniChain.nativeChain [jni]")) {
+			assert_string_equal(node_cat(&t, i), "java_native");
+			seen |= 4;
+		} else {
+			assert_null(strstr(n, " ["));
+		}
+	}
+	assert_int_equal(seen, 7);
+	tree_free(&t);
+	free(html);
+	profile__free(p);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct profile *p = profile__new();
@@ -569,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_tree),
 		cmocka_unit_test(test_script_breakout),
 		cmocka_unit_test(test_empty_profile),
+		cmocka_unit_test(test_crossing_names),
 		cmocka_unit_test(test_big_profile),
 		cmocka_unit_test(test_emit_for_browser),
 	};

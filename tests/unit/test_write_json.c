@@ -12,6 +12,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include <linux/types.h>
+#include "sampler.h"
 #include "profile.h"
 #include "trace.h"
 #include "writers.h"
@@ -168,7 +170,10 @@ static void test_fixture_round_trip(void **state)
 	for (size_t i = 0; i < len; i++)
 		assert_true((unsigned char)buf[i] >= 0x20 || buf[i] == '\n');
 	root = parse_strict(buf, len);
-	assert_int_equal(nkeys(root), 7);
+	assert_int_equal(nkeys(root), 10);
+	assert_int_equal(json_object_array_length(get(root, "events",
+						      json_type_array)), 1);
+	assert_int_equal(get_int(root, "offcpu_samples"), 0);
 	assert_string_equal(get_str(root, "format"), "asgst-bpf");
 	assert_int_equal(get_int(root, "version"), 1);
 	assert_int_equal(get_int(root, "frequency_hz"), 99);
@@ -183,7 +188,10 @@ static void test_fixture_round_trip(void **state)
 		struct json_object *err, *frames;
 
 		assert_true(json_object_is_type(js, json_type_object));
-		assert_int_equal(nkeys(js), 8);
+		/* + state, event, virtual_thread, pinned; jvmti_state for Java */
+		assert_int_equal(nkeys(js), t->kind == TRACE_KIND_JAVA ? 13 : 12);
+		assert_string_equal(get_str(js, "state"), trace_state__name(t->state));
+		assert_string_equal(get_str(js, "event"), "cpu");
 		assert_int_equal(get_int(js, "pid"), t->pid);
 		assert_int_equal(get_int(js, "tid"), t->tid);
 		assert_string_equal(get_str(js, "comm"), t->comm);
@@ -220,6 +228,80 @@ static void test_fixture_round_trip(void **state)
 		assert_string_equal(get_str(s6, "comm"), "we;ird\n ");
 		assert_string_equal(get_str(s6, "thread"), "t\"h\\r\x01");
 	}
+	json_object_put(root);
+	free(buf);
+	profile__free(p);
+}
+
+static bool get_bool(struct json_object *o, const char *key)
+{
+	return json_object_get_boolean(get(o, key, json_type_boolean));
+}
+
+/* runtime insight: state, off-CPU weight, virtual threads, crossings */
+static void test_runtime_fields(void **state)
+{
+	struct profile *p = profile__new();
+	struct frame fr[3] = {
+		{ .type = FRAME_JAVA_NATIVE, .comp_level = -1, .bci = -1,
+		  .line = -1, .klass = "Pin", .method = "sleepInC",
+		  .signature = "(I)V", .flags = FRAME_F_DOWNCALL_JNI },
+		{ .type = FRAME_JAVA_NATIVE, .comp_level = -1, .bci = -1,
+		  .line = -1, .klass = "jdk.internal.vm.Continuation",
+		  .method = "enterSpecial", .signature = "()V",
+		  .flags = FRAME_F_VTHREAD_ENTRY },
+		{ .type = FRAME_NON_JAVA, .comp_level = -1, .bci = -1,
+		  .line = -1, .pc = 0x1000, .symbol = "call_stub",
+		  .flags = FRAME_F_STUB | FRAME_F_UPCALL_JNI },
+	};
+	struct trace t = { .pid = 1, .tid = 2, .comm = "java",
+			   .thread = "ForkJoinPool-1-worker-1",
+			   .kind = TRACE_KIND_JAVA, .state = TRACE_STATE_IN_NATIVE,
+			   .jvmti_state = 0x400005, .event = TRACE_EV_OFFCPU,
+			   .flags = TRACE_F_VTHREAD | TRACE_F_PINNED,
+			   .nframes = 3, .frames = fr };
+	struct json_object *root, *js, *frames;
+	size_t len;
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	profile__meta(p)->events = ASGST_EVMASK_CPU | ASGST_EVMASK_OFFCPU;
+	profile__meta(p)->offcpu_events = 7;
+	/* the same stack twice: one entry, weights summed */
+	assert_int_equal(profile__add(p, &t, 1, 1500), 0);
+	assert_int_equal(profile__add(p, &t, 1, 2500), 0);
+	t.flags = TRACE_F_PREEMPTED;
+	assert_int_equal(profile__add(p, &t, 1, 100), 0);
+	buf = write_to_buf(p, &len);
+	root = parse_strict(buf, len);
+	assert_int_equal(json_object_array_length(get(root, "events",
+						      json_type_array)), 2);
+	assert_int_equal(get_int(root, "offcpu_samples"), 7);
+	assert_int_equal(json_object_array_length(get(root, "stacks",
+						      json_type_array)), 2);
+	js = json_object_array_get_idx(get(root, "stacks", json_type_array), 0);
+	assert_string_equal(get_str(js, "state"), "in_native");
+	assert_int_equal(get_int(js, "jvmti_state"), 0x400005);
+	assert_string_equal(get_str(js, "event"), "offcpu");
+	assert_int_equal(get_int(js, "offcpu_ns"), 4000);
+	assert_int_equal(get_int(js, "count"), 2);
+	assert_true(get_bool(js, "virtual_thread"));
+	assert_true(get_bool(js, "pinned"));
+	assert_false(get_bool(js, "preempted"));
+	frames = get(js, "frames", json_type_array);
+	assert_string_equal(get_str(json_object_array_get_idx(frames, 0),
+				    "downcall"), "jni");
+	assert_true(get_bool(json_object_array_get_idx(frames, 1),
+			     "vthread_entry"));
+	assert_false(json_object_object_get_ex(
+		json_object_array_get_idx(frames, 1), "downcall", NULL));
+	assert_string_equal(get_str(json_object_array_get_idx(frames, 2),
+				    "upcall"), "jni");
+	js = json_object_array_get_idx(get(root, "stacks", json_type_array), 1);
+	assert_false(get_bool(js, "pinned"));
+	assert_true(get_bool(js, "preempted"));
+	assert_int_equal(get_int(js, "offcpu_ns"), 100);
 	json_object_put(root);
 	free(buf);
 	profile__free(p);
@@ -281,6 +363,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_round_trip),
 		cmocka_unit_test(test_escape_bytes),
+		cmocka_unit_test(test_runtime_fields),
 		cmocka_unit_test(test_empty_and_write_error),
 	};
 

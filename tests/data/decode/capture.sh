@@ -2,7 +2,7 @@
 # Re-creates the decoder's captured test data (README.md). Root, BPF, a
 # built tree (make BUILD=... all workloads). Usage, from the top of the tree:
 #   BUILD=build tests/data/decode/capture.sh [set...]
-# sets: chain-17 chain-17-xint chain-17-c1 chain-25 jni-17
+# sets: chain-17 chain-17-xint chain-17-c1 chain-25 jni-17 ffm-25
 set -eu
 BUILD=${BUILD:-build}
 D=tests/data/decode
@@ -23,8 +23,10 @@ one() { # name jdk maxrec java-args...
 	until grep -q '^READY' "$T/$name.out"; do sleep 0.1; done
 	sleep 2
 	"$T/capture" "$jp" 20 "$max" 199 "$T/$name.rec" "$T/$name.map"
-	if [ "$name" = jni-17 ]; then
-		lib=$(readlink -f "$WL/libjnichain.so")
+	case $name in jni-17) lib=libjnichain.so ;; ffm-25) lib=libffmchain.so ;;
+	*) lib= ;; esac
+	if [ -n "$lib" ]; then
+		lib=$(readlink -f "$WL/$lib")
 		base=$(awk -v l="$lib" '$6 == l && $3 == "00000000" {print $1; exit}' \
 			/proc/$jp/maps | cut -d- -f1)
 		{ echo "base $base"; nm -S --defined-only "$lib" |
@@ -39,7 +41,7 @@ one() { # name jdk maxrec java-args...
 	esac
 }
 
-sets=${*:-chain-17 chain-17-xint chain-17-c1 chain-25 jni-17}
+sets=${*:-chain-17 chain-17-xint chain-17-c1 chain-25 jni-17 ffm-25}
 for s in $sets; do
 	case $s in
 	chain-17) one $s "$JDK17" 700 -cp "$WL/classes" Chain 60 ;;
@@ -47,6 +49,11 @@ for s in $sets; do
 	chain-17-c1) one $s "$JDK17" 400 -XX:TieredStopAtLevel=1 -cp "$WL/classes" Chain 60 ;;
 	chain-25) one $s "$JDK25" 500 -cp "$WL/classes" Chain 60 ;;
 	jni-17) one $s "$JDK17" 600 -Djava.library.path="$WL" -cp "$WL/classes" JniChain 60 ;;
+	ffm-25)
+		mkdir -p "$T/ffm-classes"
+		"$JDK25/bin/javac" -d "$T/ffm-classes" tests/workloads/jdk25/FfmChain.java
+		one $s "$JDK25" 600 --enable-native-access=ALL-UNNAMED \
+			-cp "$T/ffm-classes" FfmChain "$(pwd)/$WL/libffmchain.so" 60 ;;
 	esac
 done
 ls -l $D

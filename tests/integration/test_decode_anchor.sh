@@ -1,0 +1,69 @@
+#!/bin/sh
+# The thread anchor read at sample time: JniChain's "jni" thread calls C
+# code built WITHOUT frame pointers ($WL/nofp/libjnichain.so), so the rbp
+# chain cannot be walked from the C leaf. The sampler copies the thread's
+# JavaFrameAnchor (last Java sp/pc) from its JavaThread, and the decoder
+# resumes there: in >= 95 % of the thread's samples in native code the
+# native-method frame and its Java callers must still come out whole, after
+# a marker for the C frames that could not be walked, and the state must
+# be in_native. JDK 17, and 25 when present.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/decode_lib.sh"
+need_bpf
+need_jdk17
+need_decode_tools
+[ -f "$WL/nofp/libjnichain.so" ] || fail "$WL/nofp/libjnichain.so not built"
+
+rc=0
+for jdk in "$JDK17" ${JDK25:+"$JDK25"}; do
+	[ -x "$jdk/bin/java" ] || continue
+	v=$(basename "$jdk")
+	start_java "$jdk" "$TMP/$v.out" -agentpath:"$AGENT" \
+		-Djava.library.path="$WL/nofp" -cp "$WL/classes" JniChain 60 jni
+	sleep 1
+	record_json "$JPID" "$TMP/$v.json" 6
+	python3 - "$TMP/$v.json" "$v" <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = ["nativeChain", "j3", "j2", "j1", "run"]
+tot = ok = native = 0
+bad = {}
+for s in d["stacks"]:
+    if s["thread"] != "jni":
+        continue
+    tot += s["count"]
+    fr = [f for f in s["frames"] if f["type"] != "kernel"]
+    # only the samples taken in the C code (not in Java or the wrapper)
+    if not fr or fr[0]["type"] != "non_java" or fr[0].get("symbol") != "jc_leaf":
+        continue
+    native += s["count"]
+    java = [f for f in fr if f["type"].startswith("java")]
+    names = [f.get("method") for f in java][:len(want)]
+    why = None
+    if s["error"]:
+        why = "error " + s["error"]["name"]
+    elif names != want:
+        why = "java frames %s" % names
+    elif java[0]["type"] != "java_native":
+        why = "no java_native barrier"
+    elif s["state"] != "in_native":
+        why = "state " + s["state"]
+    elif not any(f.get("symbol") == "[native frames without frame pointers]" for f in fr):
+        why = "no marker for the unwalkable C frames"
+    if why:
+        bad[why] = bad.get(why, 0) + s["count"]
+    else:
+        ok += s["count"]
+if not native:
+    print("FAIL: %s: no sample of thread jni in jc_leaf (of %d)" % (sys.argv[2], tot))
+    sys.exit(1)
+pct = 100.0 * ok / native
+print("MEASURE: %s: %.2f %% of %d samples in C without frame pointers keep the Java chain (anchor)" % (sys.argv[2], pct, native))
+for k, v in sorted(bad.items(), key=lambda kv: -kv[1])[:5]:
+    print("INFO: bad: %d x %s" % (v, k))
+sys.exit(0 if pct >= 95.0 else 1)
+PY
+	kill "$JPID" 2>/dev/null
+	wait "$JPID" 2>/dev/null
+done
+exit $rc
