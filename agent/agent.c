@@ -608,6 +608,91 @@ static void write_vm_record(void)
 	jfree(ver);
 }
 
+/* a HotSpot instance jfieldID is (offset << 2) | 2 (jfieldIDWorkaround) */
+static int32_t field_offset(JNIEnv *jni, jclass k, const char *name,
+			    const char *sig)
+{
+	jfieldID f = (*jni)->GetFieldID(jni, k, name, sig);
+	uintptr_t v = (uintptr_t)f;
+
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	if (!f || (v & 3) != 2 || (v >> 2) < 8 || (v >> 2) > 1024)
+		return -1;
+	return (int32_t)(v >> 2);
+}
+
+/* heap oop size: an Object[2] is 24 bytes with 4-byte oops, 32 with 8 */
+static uint32_t heap_oop_size(JNIEnv *jni)
+{
+	jclass ok = (*jni)->FindClass(jni, "java/lang/Object");
+	jobjectArray a = ok ? (*jni)->NewObjectArray(jni, 2, ok, NULL) : NULL;
+	jlong sz = 0;
+
+	if (a && (*jvmti)->GetObjectSize(jvmti, a, &sz))
+		sz = 0;
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	if (a)
+		(*jni)->DeleteLocalRef(jni, a);
+	if (ok)
+		(*jni)->DeleteLocalRef(jni, ok);
+	return sz == 24 ? 4 : sz == 32 ? 8 : 0;
+}
+
+/*
+ * JDK 21+: how to find a mounted virtual thread's frozen frames (struct
+ * cm_cont), so the sampler can copy them. Optional: anything unexpected
+ * and the record is simply not written.
+ */
+static void write_cont_record(JNIEnv *jni)
+{
+	jclass ck = NULL, sk = NULL;
+	struct cm_cont c;
+	struct recbuf b;
+
+	if (!jni || jdk_major < 21)
+		return;
+	memset(&c, 0, sizeof(c));
+	c.h.type = CM_REC_CONT;
+	c.h.time_ns = cmw__now_ns();
+	ck = (*jni)->FindClass(jni, "jdk/internal/vm/Continuation");
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	sk = (*jni)->FindClass(jni, "jdk/internal/vm/StackChunk");
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	if (!ck || !sk)
+		goto cleanup;
+	c.cont_tail = field_offset(jni, ck, "tail",
+				   "Ljdk/internal/vm/StackChunk;");
+	c.chunk_size = field_offset(jni, sk, "size", "I");
+	c.chunk_parent = field_offset(jni, sk, "parent",
+				      "Ljdk/internal/vm/StackChunk;");
+	c.chunk_sp = field_offset(jni, sk, "sp", "I");
+	c.chunk_bottom = field_offset(jni, sk, "bottom", "I");
+	c.chunk_argsize = c.chunk_bottom < 0 ?
+			  field_offset(jni, sk, "argsize", "I") : -1;
+	c.oop_size = heap_oop_size(jni);
+	if (c.cont_tail < 0 || c.chunk_size < 0 || c.chunk_sp < 0 ||
+	    c.chunk_parent < 0 ||
+	    (c.chunk_argsize < 0 && c.chunk_bottom < 0) || !c.oop_size ||
+	    !vmc__cont_layout(&c, sk)) {
+		log_info("virtual-thread layout not found: frozen frames will not be decoded");
+		goto cleanup;
+	}
+	rb__init(&b);
+	rb__put(&b, &c, sizeof(c));
+	if (!rb__finish(&b))
+		cmw__append(b.p, b.len);
+	rb__free(&b);
+cleanup:
+	if (ck)
+		(*jni)->DeleteLocalRef(jni, ck);
+	if (sk)
+		(*jni)->DeleteLocalRef(jni, sk);
+}
+
 static int parse_major(const char *s)
 {
 	int v;
@@ -677,6 +762,7 @@ static void agent_init_live(JNIEnv *jni)
 			__atomic_load_n(&early_cont_barrier, __ATOMIC_ACQUIRE);
 	}
 	write_vm_record();
+	write_cont_record(jni);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 	cmw__set_flags(CM_F_READY);
 	enumerate_classes();

@@ -60,6 +60,8 @@ enum cm_rec_type {
 	CM_REC_UNLOAD = 4,	/* struct cm_unload: compiled code unloaded */
 	CM_REC_STUB = 5,	/* struct cm_stub: dynamic code / runtime stub */
 	CM_REC_THREAD = 6,	/* struct cm_thread: start or end */
+	CM_REC_CONT = 7,	/* struct cm_cont: virtual-thread layout
+				   (JDK 21+, optional, after the VM record) */
 	CM_REC_MAX
 };
 
@@ -245,6 +247,35 @@ struct cm_thread {
 	uint32_t tid;			/* OS tid as the JVM sees it */
 	uint32_t flags;			/* CM_THREAD_* */
 	/* followed by: cm_str name */
+};
+
+/*
+ * Where a mounted virtual thread's frozen frames are: the ContinuationEntry
+ * (JavaThread::_cont_entry) holds its Continuation; Continuation.tail is
+ * the youngest heap stack chunk; a StackChunk's frames are the words
+ * [sp, bottom) (JDK 24+; [sp, size - argsize) before) of the stack that
+ * starts chunk_stack bytes into it (youngest first, the top frame's
+ * return pc at sp - 1).
+ */
+struct cm_cont {
+	struct cm_rec_hdr h;
+	int32_t entry_cont;		/* ContinuationEntry::_cont (oopDesc*) */
+	int32_t cont_tail;		/* Continuation.tail (a heap oop) */
+	int32_t chunk_size;		/* StackChunk.size (int, words) */
+	int32_t chunk_sp;		/* StackChunk.sp (int, words) */
+	int32_t chunk_argsize;		/* StackChunk.argsize (JDK 21-23), -1 */
+	int32_t chunk_bottom;		/* StackChunk.bottom (JDK 24+), -1 */
+	int32_t chunk_stack;		/* the stack's offset in a StackChunk */
+	int32_t entry_size;		/* ContinuationEntry::size(): sizeof
+					   aligned to 16; the enterSpecial
+					   frame's rbp slot is right above */
+	uint32_t oop_size;		/* heap oop: 4 (compressed) or 8 */
+	uint32_t oop_shift;		/* CompressedOops::_shift */
+	uint64_t oop_base;		/* CompressedOops::_base */
+	int32_t chunk_parent;		/* StackChunk.parent (a heap oop): an
+					   emptied tail chunk's frames are in
+					   its parent */
+	int32_t pad;
 };
 
 #endif /* ASGST_AGENT_CODEMAP_FORMAT_H */

@@ -319,6 +319,49 @@ uint32_t vmc__jt_tid(uintptr_t jt)
 	return (uint32_t)rd_sized(os + vmc.osthread_thread_id, in.tid_sz, false);
 }
 
+/*
+ * The continuation / stack-chunk layout (struct cm_cont) from the field
+ * offsets the caller got from JNI and the VM's own tables. A local JNI
+ * reference is a pointer to the oop; the mirror's klass field gives the
+ * StackChunk Klass, whose layout helper is its instance size: where the VM
+ * appends the chunk's stack. false when anything looks wrong.
+ */
+bool vmc__cont_layout(struct cm_cont *c, const void *chunk_class_ref)
+{
+	uintptr_t ko = vms__static_addr("java_lang_Class", "_klass_offset");
+	uintptr_t base = vms__static_addr("CompressedOops", "_base");
+	uintptr_t shift = vms__static_addr("CompressedOops", "_shift");
+	int lh_off = vms__offset("Klass", "_layout_helper");
+	uintptr_t mirror, klass;
+	int32_t lh;
+
+	if (!ko || lh_off < 0 || !chunk_class_ref ||
+	    vms__type_size("ContinuationEntry") < 16)
+		return false;
+	mirror = rd_ptr((uintptr_t)chunk_class_ref & ~(uintptr_t)3);
+	if (!mirror || (mirror & 7))
+		return false;
+	klass = rd_ptr(mirror + (uintptr_t)*(const int32_t *)ko);
+	if (!klass || (klass & 7))
+		return false;
+	lh = *(const int32_t *)(klass + (uintptr_t)lh_off);
+	/* an instance klass's layout helper is its size in bytes (> 0), the
+	 * low bit set for slow-path allocation (a StackChunk's size varies) */
+	if (lh <= 0 || lh > 4096 || (lh & 6))
+		return false;
+	c->chunk_stack = lh & ~7;
+	/*
+	 * _parent, then _cont; JDK 22+ put a platform part first (empty on
+	 * x86_64, one padded word), which makes sizeof 64 instead of 56
+	 */
+	c->entry_cont = vms__type_size("ContinuationEntry") >= 64 ? 16 : 8;
+	c->entry_size = (vms__type_size("ContinuationEntry") + 15) & ~15;
+	c->oop_base = c->oop_size == 4 && base ? rd_ptr(base) : 0;
+	c->oop_shift = c->oop_size == 4 && shift ?
+		       (uint32_t)*(const int32_t *)shift : 0;
+	return c->oop_shift <= 8;
+}
+
 int vmc__set_bool_flag(const char *name, bool value)
 {
 	uintptr_t flags = rd_ptr(in.flags_addr);

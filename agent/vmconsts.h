@@ -36,4 +36,8 @@ int vmc__set_bool_flag(const char *name, bool value);
 bool vmc__method_signature(uintptr_t method, char *buf, size_t len);
 bool vmc__method_name(uintptr_t method, char *buf, size_t len);
 
+/* fill the StackChunk offset and the heap-oop decoding of c (see the
+ * comment in vmconsts.c); c's field offsets are the caller's */
+bool vmc__cont_layout(struct cm_cont *c, const void *chunk_class_ref);
+
 #endif

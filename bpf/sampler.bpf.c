@@ -81,6 +81,14 @@ struct {
 	__type(value, struct asgst_jthread);
 } jthreads SEC(".maps");
 
+/* JVMs whose virtual threads' frozen frames can be found, by tgid */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct asgst_jvm_cont);
+} jvm_conts SEC(".maps");
+
 /* off-CPU: when a recorded thread left the CPU, by tid */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -396,6 +404,81 @@ static __always_inline void user_stack_window(void *rec, __u32 kbytes,
 	h->ustack_n = n;
 }
 
+#define CHUNK_OFF	(REC_BASE + window_size - ASGST_CHUNK_BYTES)
+
+/*
+ * A mounted virtual thread's frozen frames: ContinuationEntry -> its
+ * Continuation -> tail StackChunk -> the words [sp, bottom) of its stack.
+ * The youngest ASGST_CHUNK_BYTES of them, from the top frame's saved rbp
+ * and return pc, go into the end of the window area.
+ */
+/* a heap oop field of obj, decoded */
+static __always_inline __u64 read_oop(const struct asgst_jvm_cont *jc,
+				      __u64 obj, __s32 off)
+{
+	__u64 v = 0;
+	__u32 narrow = 0;
+
+	if (jc->oop_size != 4)
+		return bpf_probe_read_user(&v, 8, (void *)(obj + off)) ? 0 : v;
+	if (bpf_probe_read_user(&narrow, 4, (void *)(obj + off)) || !narrow)
+		return 0;
+	return jc->oop_base + ((__u64)narrow << (jc->oop_shift & 31));
+}
+
+static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
+				       const struct asgst_jvm_cont *jc)
+{
+	__u64 cont = 0, chunk, top, end, from, n;
+	__s32 size = 0, sp = 0, lim = 0, args = 0;
+	int i;
+
+	if (bpf_probe_read_user(&cont, 8, (void *)(h->jt_cont_entry +
+						      jc->entry_cont)) || !cont)
+		return;
+	chunk = read_oop(jc, cont, jc->cont_tail);
+	/* the tail chunk, or the first non-empty parent of it */
+	for (i = 0; i < 4 && chunk; i++) {
+		if (bpf_probe_read_user(&size, 4, (void *)(chunk + jc->chunk_size)) ||
+		    bpf_probe_read_user(&sp, 4, (void *)(chunk + jc->chunk_sp)))
+			return;
+		if (jc->chunk_bottom >= 0) {
+			if (bpf_probe_read_user(&lim, 4,
+						(void *)(chunk + jc->chunk_bottom)))
+				return;
+		} else {
+			if (bpf_probe_read_user(&args, 4,
+						(void *)(chunk + jc->chunk_argsize)))
+				return;
+			lim = size - args;
+		}
+		if (sp < lim)
+			break;
+		chunk = read_oop(jc, chunk, jc->chunk_parent);
+	}
+	/* all empty (all thawed), or not a chunk we understand */
+	if (!chunk || sp < 2 || lim <= sp || lim > size || size > (1 << 24))
+		return;
+	top = chunk + jc->chunk_stack + (__u64)sp * 8;
+	end = chunk + jc->chunk_stack + (__u64)lim * 8;
+	from = top - 16;
+	n = end - from;
+	if (n > ASGST_CHUNK_BYTES)
+		n = ASGST_CHUNK_BYTES;
+	barrier_var(n);
+	if (n > ASGST_CHUNK_BYTES)
+		n = ASGST_CHUNK_BYTES;
+	if (bpf_probe_read_user(rec + CHUNK_OFF, n, (void *)from))
+		return;
+	if (read_oop(jc, chunk, jc->chunk_parent))
+		h->flags |= ASGST_SF_CHUNK_MORE;
+	h->chunk_off = CHUNK_OFF;
+	h->chunk_len = n;
+	h->chunk_addr = from;
+	h->chunk_sp = top;
+	h->chunk_end = end;
+}
+
 /*
  * One record of the current task: header, stacks and, for the processes
  * that want it, the stack window. False when the ring buffer was full.
@@ -405,7 +488,8 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 				   __u32 xflags, __u64 now)
 {
 	struct asgst_sample_hdr *h;
-	__u32 tgid = id >> 32, kbytes;
+	const struct asgst_jvm_cont *jc = NULL;
+	__u32 tgid = id >> 32, kbytes, want = window_size;
 	bool user = task->mm != NULL, cut, hole;
 	__u64 len;
 	void *rec;
@@ -433,9 +517,15 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 	/* JVMs: the JavaThread words (thread state, anchor, continuation) */
 	read_jthread(h, tgid);
 	h->window_off = REC_BASE;
-	len = window_len(task, id, h->sp, window_size, &cut, &hole);
+	/* a virtual thread mounted: room for its frozen frames too */
+	if (h->jt_cont_entry && window_size >= 2 * ASGST_CHUNK_BYTES &&
+	    (jc = bpf_map_lookup_elem(&jvm_conts, &tgid)))
+		want = window_size - ASGST_CHUNK_BYTES;
+	len = window_len(task, id, h->sp, want, &cut, &hole);
 	/* keep the bound where the verifier sees it, clang may fold it */
 	barrier_var(len);
+	if (len > want)
+		len = want;
 	if (len > window_size)
 		len = window_size;
 	if (len && bpf_probe_read_user(rec + REC_BASE, len, (void *)h->sp)) {
@@ -465,6 +555,8 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 		h->flags |= ASGST_SF_WINDOW_ERR;
 	}
 	user_stack_window(rec, kbytes, len);
+	if (jc)
+		read_chunk(h, rec, jc);
 	submit(rec);
 	return true;
 }
@@ -524,6 +616,7 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 			h->version = ASGST_SAMPLE_VERSION;
 			h->hdr_size = HDR_BYTES;
 			h->event = ASGST_EV_OFFCPU_END;
+			h->window_off = HDR_BYTES;
 			h->flags = ASGST_SF_NO_USER;
 			h->pid = next->tgid;
 			h->tid = ntid;

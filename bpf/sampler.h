@@ -49,6 +49,9 @@
 						   inside the stack mapping */
 #define ASGST_SF_PREEMPTED	(1u << 9)	/* off-CPU: still runnable
 						   (preempted), not blocked */
+#define ASGST_SF_CHUNK_MORE	(1u << 10)	/* the copied stack chunk has a
+						   parent: older frozen frames
+						   are not in the copy */
 
 /* asgst_sample_hdr.event */
 #define ASGST_EV_CPU		0	/* cpu-clock sample, weight = 1 period */
@@ -90,8 +93,22 @@ struct asgst_sample_hdr {
 	char comm[ASGST_COMM_LEN];
 	/* version 2 */
 	__u32 window_off;	/* window offset from the record start */
+	__u32 chunk_len;	/* bytes of a virtual thread's frozen frames */
+	__u32 chunk_off;	/* ... at this offset from the record start */
 	__u32 pad;
+	__u64 chunk_addr;	/* JVM address of the first chunk byte */
+	__u64 chunk_sp;		/* the top frozen frame's sp (JVM address) */
+	__u64 chunk_end;	/* end of the frozen frames (JVM address) */
 };
+
+/*
+ * Frozen frames: when a virtual thread is mounted and its JVM's layout is
+ * known ("jvm_conts"), the youngest ASGST_CHUNK_BYTES of its heap stack
+ * chunk (from the top frame's saved rbp/return pc, chunk_sp - 16) are
+ * copied into the last ASGST_CHUNK_BYTES of the window area, and the
+ * window itself is cut to leave room.
+ */
+#define ASGST_CHUNK_BYTES	4096
 
 /*
  * "jthreads" map: the JavaThread of a thread of a JVM with the agent, and
@@ -112,6 +129,21 @@ struct asgst_jthread {
 	__s32 off_last_fp;	/* _anchor._last_Java_fp */
 	__s32 off_cont_entry;	/* JavaThread::_cont_entry (JDK 21+) */
 	__u32 pad;
+};
+
+/* "jvm_conts" map value, by tgid: struct cm_cont of the JVM's code map */
+struct asgst_jvm_cont {
+	__s32 entry_cont;	/* ContinuationEntry::_cont */
+	__s32 cont_tail;	/* Continuation.tail */
+	__s32 chunk_size;	/* StackChunk.size */
+	__s32 chunk_sp;		/* StackChunk.sp */
+	__s32 chunk_argsize;	/* StackChunk.argsize, -1 */
+	__s32 chunk_bottom;	/* StackChunk.bottom, -1 */
+	__s32 chunk_stack;	/* the stack's offset in a StackChunk */
+	__u32 oop_size;		/* 4 or 8 */
+	__u64 oop_base;
+	__u32 oop_shift;
+	__s32 chunk_parent;	/* StackChunk.parent */
 };
 
 /* per-CPU counters in the "stats" map, indexed by these */

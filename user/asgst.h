@@ -142,6 +142,8 @@ enum ASGST_FrameFlags {
 	ASGST_FF_UPCALL_JNI = 1 << 3,	/* NON_JAVA call stub: C called back
 					 * into Java (JNI Call*Method, JavaCalls) */
 	ASGST_FF_UPCALL_FFM = 1 << 4,	/* NON_JAVA: FFM upcall stub */
+	ASGST_FF_FROZEN = 1 << 5,	/* a virtual thread's frame read from
+					 * its heap stack chunk, not the stack */
 };
 
 /*

@@ -451,6 +451,19 @@ int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
 	return 0;
 }
 
+int capture__set_jvm_cont(struct capture *c, pid_t tgid,
+			  const struct asgst_jvm_cont *v)
+{
+	uint32_t k = (uint32_t)tgid;
+
+	if (!c || tgid <= 0 || !v)
+		return -EINVAL;
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.jvm_conts), &k, v,
+				BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 static int run(struct capture *c, int timeout_ms, bool wait,
 	       capture_sample_fn fn, void *ctx)
 {

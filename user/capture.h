@@ -48,6 +48,9 @@ int capture__set_window(struct capture *c, pid_t tgid, bool on);
 /* the JavaThread of (tgid, tid as the JVM sees it); NULL v: forget it */
 int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
 			 const struct asgst_jthread *v);
+/* where tgid's virtual threads keep their frozen frames */
+int capture__set_jvm_cont(struct capture *c, pid_t tgid,
+			  const struct asgst_jvm_cont *v);
 /* poll up to timeout_ms; >= 0 records consumed, or -errno (EINTR is 0) */
 int capture__poll(struct capture *c, int timeout_ms, capture_sample_fn fn,
 		  void *ctx);

@@ -17,6 +17,10 @@
  *   header version=V header_size=N writer_pid=P flags=0xF(ready,full,disabled,closed)
  *          max_size=N write_pos=N start_ns=T dropped=N[ disabled_reason="..."]
  *   vm jdk=17 version="17.0.15+6-..."          (absent until a VM record)
+ *   cont entry_cont=N cont_tail=N chunk_size=N chunk_sp=N chunk_argsize=N
+ *          chunk_bottom=N chunk_stack=N entry_size=N oop_size=N oop_shift=N
+ *          oop_base=0xB chunk_parent=N
+ *                                              (JDK 21+: virtual-thread layout)
  *   const NAME VALUE                           one per cm_vm_consts field:
  *                                              offsets decimal (-1 absent),
  *                                              addresses 0x...
@@ -211,6 +215,20 @@ static void print_text(FILE *o, const struct codemap *cm)
 		fprintf(o, "vm jdk=%u version=", codemap__jdk_major(cm));
 		put_quoted(o, codemap__vm_version(cm));
 		fputc('\n', o);
+		if (codemap__cont(cm)) {
+			const struct cm_cont *c = codemap__cont(cm);
+
+			fprintf(o, "cont entry_cont=%d cont_tail=%d chunk_size=%d "
+				"chunk_sp=%d chunk_argsize=%d chunk_bottom=%d "
+				"chunk_stack=%d entry_size=%d oop_size=%u "
+				"oop_shift=%u oop_base=0x%" PRIx64
+				" chunk_parent=%d\n",
+				c->entry_cont, c->cont_tail, c->chunk_size,
+				c->chunk_sp, c->chunk_argsize, c->chunk_bottom,
+				c->chunk_stack, c->entry_size,
+				c->oop_size, c->oop_shift, c->oop_base,
+				c->chunk_parent);
+		}
 		for (size_t i = 0; i < sizeof(consts) / sizeof(consts[0]); i++) {
 			const char *base = (const char *)vm + consts[i].off;
 

@@ -743,7 +743,7 @@ int cmd_record(int argc, char **argv)
 	capture__drain(cap, on_record, pl);
 	profile__meta(prof)->duration_ns = mono_ns() - t0;
 	t_dec = mono_ns();
-	pipeline__process(pl, 0, true);
+	pipeline__finish(pl);
 	decode_ns += mono_ns() - t_dec;
 	if (tty)
 		fputs("\r\033[K", stderr);

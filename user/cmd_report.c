@@ -348,7 +348,7 @@ int cmd_report(int argc, char **argv)
 		rc = raw_pass(&ps, on_proc, err, sizeof(err));
 	if (!rc)
 		rc = raw_pass(&ps, on_sample, err, sizeof(err));
-	pipeline__process(pl, 0, true);
+	pipeline__finish(pl);
 	if (rc) {
 		fprintf(stderr, "asgst-bpf report: %s\n", err);
 		goto cleanup;

@@ -67,6 +67,8 @@ struct codemap {
 
 	struct strtab *strs;
 	bool have_vm;
+	bool have_cont;
+	struct cm_cont cont;		/* valid when have_cont */
 	uint32_t jdk_major;
 	struct cm_vm_consts vm;
 	const char *vm_version;
@@ -694,6 +696,37 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
+static int parse_cont(struct codemap *cm, const uint8_t *p, uint32_t len,
+		      uint64_t at)
+{
+	struct cm_cont c;
+
+	if (len != ((sizeof(c) + 7) & ~(size_t)7))
+		return BAD("CONT record of %u bytes, not %zu", at, len,
+			   sizeof(c));
+	memcpy(&c, p, sizeof(c));
+	/* offsets inside small objects, and a sane oop decoding */
+	if (c.entry_cont < 0 || c.entry_cont > 256 || c.cont_tail < 8 ||
+	    c.cont_tail > 1024 || c.chunk_size < 8 || c.chunk_size > 1024 ||
+	    c.chunk_sp < 8 || c.chunk_sp > 1024 ||
+	    (c.chunk_argsize < 8) == (c.chunk_bottom < 8) ||
+	    c.chunk_argsize > 1024 || c.chunk_bottom > 1024 ||
+	    (c.chunk_argsize < 0 && c.chunk_argsize != -1) ||
+	    (c.chunk_bottom < 0 && c.chunk_bottom != -1) || c.chunk_stack < 16 ||
+	    c.chunk_stack > 4096 || (c.chunk_stack & 7) ||
+	    (c.oop_size != 4 && c.oop_size != 8) || c.oop_shift > 8 ||
+	    c.entry_size < 32 || c.entry_size > 256 || (c.entry_size & 15) ||
+	    c.entry_cont + 8 > c.entry_size || c.chunk_parent < 8 ||
+	    c.chunk_parent > 1024 || c.pad)
+		return BAD("CONT record has an implausible layout", at);
+	if (cm->have_cont && memcmp(&c.entry_cont, &cm->cont.entry_cont,
+				    sizeof(c) - sizeof(c.h)))
+		return BAD("a second CONT record differs from the first", at);
+	cm->cont = c;
+	cm->have_cont = true;
+	return 0;
+}
+
 static int parse_record(struct codemap *cm, const uint8_t *p, uint32_t len,
 			uint64_t at)
 {
@@ -719,6 +752,9 @@ static int parse_record(struct codemap *cm, const uint8_t *p, uint32_t len,
 		break;
 	case CM_REC_THREAD:
 		err = parse_thread(cm, p, len, at, h.time_ns);
+		break;
+	case CM_REC_CONT:
+		err = parse_cont(cm, p, len, at);
 		break;
 	default:
 		return BAD("unknown record type %u", at, h.type);
@@ -1359,6 +1395,11 @@ const char *codemap__path(const struct codemap *cm)
 const struct cm_vm_consts *codemap__vm(const struct codemap *cm)
 {
 	return cm && cm->have_vm ? &cm->vm : NULL;
+}
+
+const struct cm_cont *codemap__cont(const struct codemap *cm)
+{
+	return cm && cm->have_cont ? &cm->cont : NULL;
 }
 
 uint32_t codemap__jdk_major(const struct codemap *cm)

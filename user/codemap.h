@@ -138,6 +138,8 @@ void codemap__set_thread_cb(struct codemap *cm, codemap_thread_fn fn,
 /* NULL until a VM record was read */
 const struct cm_vm_consts *codemap__vm(const struct codemap *cm);
 uint32_t codemap__jdk_major(const struct codemap *cm);
+/* the virtual-thread layout (JDK 21+ with a CONT record), else NULL */
+const struct cm_cont *codemap__cont(const struct codemap *cm);
 const char *codemap__vm_version(const struct codemap *cm);
 
 const struct codemap_method *codemap__method(const struct codemap *cm,

@@ -135,7 +135,13 @@ bool walk_is_return_pc(const struct walk *w, uint64_t pc)
 		if (!b->n_pcs)
 			return true;
 		pd = codemap_blob__pcdesc(b, pc);
-		return pd && b->start + pd->pc_off == pc;
+		/*
+		 * After every PcDesc: the stub section. A frame the JVM is
+		 * deoptimizing lazily has its return address patched to its
+		 * nmethod's deopt handler there; the frame is still whole
+		 * (same size), only its bci is not known.
+		 */
+		return !pd || b->start + pd->pc_off == pc;
 	case PC_NATIVE_WRAPPER:
 	case PC_STUB:
 	case PC_DOWNCALL_STUB:
@@ -522,12 +528,26 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		f->pc = s->kstack[i];
 		if (d->sz)
 			symbolizer__kernel(d->sz, f->pc, f);
-		/* off-CPU stacks are taken in the sched_switch tracepoint:
-		 * its own BPF frames are not the thread's */
-		if (t->event == TRACE_EV_OFFCPU && t->nframes == 1 &&
-		    f->symbol && (!strncmp(f->symbol, "bpf_", 4) ||
-				  !strncmp(f->symbol, "__bpf_", 6)))
-			t->nframes = 0;
+	}
+	/*
+	 * Off-CPU stacks are taken in the sched_switch tracepoint: its own
+	 * frames (the BPF program, which has no symbol once it is unloaded,
+	 * and bpf_trace_run*) are not the thread's.
+	 */
+	if (t->event == TRACE_EV_OFFCPU) {
+		uint32_t cut = 0;
+
+		for (uint32_t i = 0; i < t->nframes && i < 4; i++) {
+			const char *sym = buf[i].symbol;
+
+			if (sym && (!strncmp(sym, "bpf_trace_run", 13) ||
+				    !strncmp(sym, "__bpf_trace_", 12)))
+				cut = i + 1;
+		}
+		if (cut) {
+			memmove(buf, buf + cut, (t->nframes - cut) * sizeof(*buf));
+			t->nframes -= cut;
+		}
 	}
 	if (h->flags & ASGST_SF_NO_USER) {
 		d->stats.native++;

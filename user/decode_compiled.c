@@ -108,6 +108,35 @@ static bool push_scopes(struct walk *w, const struct codemap_blob *b,
 	return true;
 }
 
+/*
+ * A frame being deoptimized lazily returns into its nmethod's deopt
+ * handler (in the stub section, after every PcDesc); the JVM keeps the
+ * original return pc in the frame itself (nmethod::_orig_pc_offset, per
+ * nmethod, not in the map): the one word of the frame that is a call site
+ * of this nmethod. Its scopes (bci, inlined frames) come from there.
+ */
+static uint64_t deopt_orig_pc(const struct walk *w, const struct wframe *f,
+			      const struct codemap_blob *b)
+{
+	const struct codemap_pcdesc *pd;
+	uint64_t v, found = 0;
+
+	if (!b->n_pcs || (pd = codemap_blob__pcdesc(b, f->pc)) != NULL)
+		return f->pc;	/* a call site, or a map without PcDescs */
+	for (int32_t i = 0; i + 2 < b->frame_size; i++) {
+		if (!walk_read(w, f->sp + (uint64_t)i * 8, &v) ||
+		    v <= b->start || v >= b->end)
+			continue;
+		pd = codemap_blob__pcdesc(b, v);
+		if (!pd || b->start + pd->pc_off != v)
+			continue;
+		if (found && found != v)
+			return f->pc;	/* two candidates: trust neither */
+		found = v;
+	}
+	return found ? found : f->pc;
+}
+
 bool walk_compiled(struct walk *w, struct wframe *f)
 {
 	const struct codemap_blob *b = f->blob;
@@ -118,7 +147,8 @@ bool walk_compiled(struct walk *w, struct wframe *f)
 				 "compiled code without a known frame size");
 	prologue = f->top && b->frame_complete >= 0 &&
 		   f->pc < b->start + (uint64_t)b->frame_complete;
-	if (!push_scopes(w, b, f->pc, prologue))
+	if (!push_scopes(w, b, f->top ? f->pc : deopt_orig_pc(w, f, b),
+			 prologue))
 		return false;
 	if (!f->top)
 		return sender_by_size(w, f, b->frame_size);

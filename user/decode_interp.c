@@ -16,8 +16,8 @@
 #include "decode_walk.h"
 
 /* bci of bcp in method m, -1 when implausible */
-static int32_t bcp_to_bci(const struct walk *w,
-			  const struct codemap_method *m, uint64_t bcp)
+int32_t walk_bcp_to_bci(const struct walk *w, const struct codemap_method *m,
+			uint64_t bcp)
 {
 	uint64_t base;
 
@@ -142,9 +142,9 @@ bool walk_interpreted(struct walk *w, struct wframe *f)
 				 "interpreted frame's Method* is not in the code map");
 	}
 	if (f->top)
-		bci = bcp_to_bci(w, m, h->r13);
+		bci = walk_bcp_to_bci(w, m, h->r13);
 	if (bci < 0 && fp_read(w, fp, slot(w, w->vm->if_bcp, -8), &bcp))
-		bci = bcp_to_bci(w, m, bcp);
+		bci = walk_bcp_to_bci(w, m, bcp);
 	if (!walk_push_java(w, ASGST_FRAME_JAVA, 0, bci, mp))
 		return false;
 	return interp_sender(w, f, fp, 0);
@@ -152,7 +152,7 @@ bool walk_interpreted(struct walk *w, struct wframe *f)
 frame:
 	/* the caller's frame at rbp, its bcp saved at the invoke */
 	if (fp_read(w, fp, slot(w, w->vm->if_bcp, -8), &bcp))
-		bci = bcp_to_bci(w, m, bcp);
+		bci = walk_bcp_to_bci(w, m, bcp);
 	if (!walk_push_java(w, ASGST_FRAME_JAVA, 0, bci, mp))
 		return false;
 	return interp_sender(w, f, fp, 0);

@@ -147,6 +147,9 @@ bool walk_native(struct walk *w, struct wframe *f);		/* decode_native.c */
 bool walk_downcall_stub(struct walk *w, struct wframe *f);	/* decode_ffm.c */
 bool walk_upcall_stub(struct walk *w, struct wframe *f);	/* decode_ffm.c */
 bool walk_cont_barrier(struct walk *w, struct wframe *f);	/* decode_cont.c */
+/* bytecode index of an interpreted frame's bcp, -1 if not in m */
+int32_t walk_bcp_to_bci(const struct walk *w, const struct codemap_method *m,
+			uint64_t bcp);					/* decode_interp.c */
 /* resume at the thread's anchor (sample's JavaThread words), if any */
 bool walk_resume_anchor(struct walk *w, struct wframe *f);	/* decode_native.c */
 

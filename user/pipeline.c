@@ -108,7 +108,31 @@ struct jt_sync {
 	struct u64map pushed;	/* tid -> JavaThread* pushed */
 	const struct codemap *cm;
 	bool failed;		/* map full or gone: said nothing, stop */
+	bool cont_pushed;	/* the JVM's virtual-thread layout */
 };
+
+/* the virtual-thread layout, once the code map has it */
+static void jt_sync_cont(struct jt_sync *j)
+{
+	const struct cm_cont *c = codemap__cont(j->cm);
+	struct asgst_jvm_cont v;
+
+	if (!j || j->cont_pushed || !c)
+		return;
+	memset(&v, 0, sizeof(v));
+	v.entry_cont = c->entry_cont;
+	v.cont_tail = c->cont_tail;
+	v.chunk_size = c->chunk_size;
+	v.chunk_sp = c->chunk_sp;
+	v.chunk_argsize = c->chunk_argsize;
+	v.chunk_bottom = c->chunk_bottom;
+	v.chunk_stack = c->chunk_stack;
+	v.oop_size = c->oop_size;
+	v.oop_base = c->oop_base;
+	v.oop_shift = c->oop_shift;
+	v.chunk_parent = c->chunk_parent;
+	j->cont_pushed = !capture__set_jvm_cont(j->cap, j->pid, &v);
+}
 
 static void jt_sync__free(struct jt_sync *j)
 {
@@ -166,6 +190,7 @@ static void proc_sync_threads(struct pipeline *pl, struct proc_state *ps)
 	ps->jts->pid = ps->pid;
 	ps->jts->cm = ps->cm;
 	codemap__set_thread_cb(ps->cm, jt_on_thread, ps->jts);
+	jt_sync_cont(ps->jts);
 }
 
 struct pipeline *pipeline__new(struct profile *p, struct capture *c,
@@ -595,6 +620,8 @@ static void update_codemaps(struct pipeline *pl, uint64_t now)
 	for (size_t i = 0; i < pl->procs_cap; i++) {
 		struct proc_state *ps = &pl->procs[i];
 
+		if (ps->used && ps->jts && !ps->jts->cont_pushed)
+			jt_sync_cont(ps->jts);
 		if (ps->used && ps->cm && codemap__update(ps->cm) &&
 		    !ps->map_failed) {
 			ps->map_failed = true;
@@ -611,8 +638,6 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	bool updated = false;
 
 	reap_attaches(pl, flush);
-	if (flush)
-		offcpu_flush(pl);
 	if (!now_ns)
 		now_ns = mono_ns();
 	/* new threads reach the sampler soon, samples or not */
@@ -645,6 +670,12 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 		pl->decode_seq++;
 		free(q);
 	}
+}
+
+void pipeline__finish(struct pipeline *pl)
+{
+	offcpu_flush(pl);
+	pipeline__process(pl, 0, true);
 }
 
 void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out)

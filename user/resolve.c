@@ -77,6 +77,8 @@ static uint16_t crossing_flags(uint16_t ff)
 		fl |= FRAME_F_UPCALL_JNI;
 	if (ff & ASGST_FF_UPCALL_FFM)
 		fl |= FRAME_F_UPCALL_FFM;
+	if (ff & ASGST_FF_FROZEN)
+		fl |= FRAME_F_FROZEN;
 	return fl;
 }
 

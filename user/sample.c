@@ -16,6 +16,9 @@ static int reject(const char **why, const char *reason)
 
 size_t sample__used_len(const struct sample *s)
 {
+	if (s->chunk)
+		return (size_t)(s->chunk - (const uint8_t *)s->hdr) +
+		       s->hdr->chunk_len;
 	return (size_t)(s->window - (const uint8_t *)s->hdr) +
 	       s->hdr->window_len;
 }
@@ -67,6 +70,18 @@ int sample__parse(const void *data, size_t len, struct sample *out,
 	if (woff > len || h->window_len > len - woff)
 		return reject(why, "truncated tail");
 
+	out->chunk = NULL;
+	if (h->version >= 2 && h->chunk_len) {
+		/* after the window, inside the record, and describing frames */
+		if (h->chunk_len > ASGST_CHUNK_BYTES || (h->chunk_off & 7) ||
+		    h->chunk_off < woff + h->window_len || h->chunk_off > len ||
+		    h->chunk_len > len - h->chunk_off)
+			return reject(why, "bad frozen-frames chunk");
+		if (h->chunk_addr + 16 != h->chunk_sp ||
+		    h->chunk_end <= h->chunk_sp || h->chunk_sp < h->chunk_addr)
+			return reject(why, "bad frozen-frames chunk");
+		out->chunk = p + h->chunk_off;
+	}
 	out->hdr = h;
 	out->kstack = (const uint64_t *)(p + h->hdr_size);
 	out->ustack = out->kstack + h->kstack_n;

@@ -15,6 +15,9 @@ struct sample {
 	const uint64_t *kstack;		/* hdr->kstack_n pcs */
 	const uint64_t *ustack;		/* hdr->ustack_n pcs */
 	const uint8_t *window;		/* hdr->window_len bytes from hdr->sp */
+	/* a virtual thread's frozen frames: hdr->chunk_len bytes copied from
+	 * hdr->chunk_addr; NULL when none (version 1, or not copied) */
+	const uint8_t *chunk;
 };
 
 /*

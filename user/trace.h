@@ -61,6 +61,8 @@ struct frame {
 /* cont_returnBarrier: the virtual thread's older frames are frozen in a
  * heap stack chunk, not on the carrier's stack */
 #define FRAME_F_FROZEN_GAP	(1u << 8)
+/* a virtual thread's frame decoded from its heap stack chunk */
+#define FRAME_F_FROZEN		(1u << 9)
 #define FRAME_F_DOWNCALL_MASK	(FRAME_F_DOWNCALL_JNI | FRAME_F_DOWNCALL_FFM | \
 				 FRAME_F_DOWNCALL_CRIT)
 #define FRAME_F_UPCALL_MASK	(FRAME_F_UPCALL_JNI | FRAME_F_UPCALL_FFM)

@@ -158,6 +158,8 @@ static void write_frame(FILE *f, const struct frame *fr)
 		fputs(",\"vthread_entry\":true", f);
 	if (fr->flags & FRAME_F_FROZEN_GAP)
 		fputs(",\"gap\":\"frozen\"", f);
+	if (fr->flags & FRAME_F_FROZEN)
+		fputs(",\"frozen\":true", f);
 	putc('}', f);
 }
 

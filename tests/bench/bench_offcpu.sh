@@ -1,0 +1,45 @@
+#!/bin/sh
+# Overhead of off-CPU recording on a context-switch-heavy workload
+# (tests/workloads/ctxswitch.c, two threads ping-ponging over pipes, both
+# bound to CPU 0 so that the rate does not depend on their placement):
+# switches/s of the workload alone (the baseline), under record -e cpu
+# (99 Hz) and under record -e offcpu, as ratios against the baseline of the
+# same run (runs interleaved, median of ROUNDS), and the off-CPU events
+# lost. Part of make bench, not of the tests.
+# ROUNDS (default 3) x SECONDS_PER_RUN (default 5) per configuration;
+# BENCH_QUICK=1: 1 x 3.
+. "$(dirname "$0")/../integration/lib.sh"
+need_root
+[ -x "$ASGST" ] || fail "$ASGST not built"
+[ -x "$WL/ctxswitch" ] || fail "$WL/ctxswitch not built (make workloads)"
+R=${ROUNDS:-3}; S=${SECONDS_PER_RUN:-5}
+[ "${BENCH_QUICK:-}" = 1 ] && { R=1; S=3; }
+rate() { sed -n 's/^DONE .*switches_per_s=\([0-9]*\).*/\1/p' "$1"; }
+base=""; cpu=""; off=""; lost=0; events=0; switches=0
+i=0
+while [ $i -lt "$R" ]; do
+	"$WL/ctxswitch" "$S" 0 - 0 > "$TMP/b.out"
+	"$ASGST" record -q -e cpu -o "$TMP/c.json" -- "$WL/ctxswitch" "$S" 0 - 0 > "$TMP/c.out" 2> "$TMP/c.err" ||
+		fail "record -e cpu failed"
+	"$ASGST" record -q -e offcpu -o "$TMP/o.json" -- "$WL/ctxswitch" "$S" 0 - 0 > "$TMP/o.out" 2> "$TMP/o.err" ||
+		fail "record -e offcpu failed"
+	b=$(rate "$TMP/b.out"); c=$(rate "$TMP/c.out"); o=$(rate "$TMP/o.out")
+	[ -n "$b" ] && [ -n "$c" ] && [ -n "$o" ] || fail "a run printed no DONE line"
+	set -- $(python3 -c "
+import json
+d = json.load(open('$TMP/o.json'))
+print(d['offcpu_lost'], d['offcpu_samples'])")
+	[ $# -eq 2 ] || fail "no offcpu_lost / offcpu_samples in the JSON"
+	sw=$(sed -n 's/^DONE .* switches=\([0-9]*\) .*/\1/p' "$TMP/o.out")
+	echo "INFO: round $i: switches/s alone $b, record -e cpu $c, record -e offcpu $o ($2 off-CPU events recorded + $1 lost of the workload's $sw switches)"
+	base="$base $b"; cpu="$cpu $c"; off="$off $o"
+	lost=$((lost + $1)); events=$((events + $2)); switches=$((switches + sw))
+	i=$((i + 1))
+done
+med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.4f", a / b; else print "n/a" }'; }
+mb=$(med $base); mc=$(med $cpu); mo=$(med $off)
+echo "MEASURE: offcpu_switch_rate_ratio $(ratio "$mo" "$mb") (median switches/s under record -e offcpu $mo / alone $mb)"
+echo "MEASURE: cpu_switch_rate_ratio $(ratio "$mc" "$mb") (median switches/s under record -e cpu $mc / alone $mb)"
+echo "MEASURE: offcpu_lost $lost of $((lost + events)) off-CPU events ($(awk -v l=$lost -v e=$events 'BEGIN { if (l + e) printf "%.2f", 100 * l / (l + e); else print 0 }') %); recorded + lost = $(awk -v l=$lost -v e=$events -v s=$switches 'BEGIN { if (s) printf "%.2f", 100 * (l + e) / s; else print "n/a" }') % of the workload's own switch count"
+echo PASS

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Off-CPU recording (issue 6) on a context-switch-heavy C workload
+# (tests/workloads/ctxswitch.c: two threads ping-ponging a byte over pipes,
+# ~100k switches/s here). record -e offcpu -p PID keeps up: the ping-pong
+# threads' off-CPU stacks hold their chain and kernel frames, offcpu_ns > 0,
+# their off-CPU time and switch-outs match what the threads measured
+# themselves (they start after the sampler and end before the recording),
+# what is missing is counted as lost (JSON "lost" = the summary line's);
+# blocked reads are not "preempted", threads that only spin are;
+# -e cpu,offcpu gives both kinds in one run, also in pprof.
+. "$(dirname "$0")/lib.sh"
+need_bpf
+[ -x "$ASGST" ] || fail "$ASGST not built (make all)"
+[ -x "$WL/ctxswitch" ] || fail "$WL/ctxswitch not built (make workloads)"
+command -v python3 > /dev/null || skip_or_fail "python3 not found"
+RCHECK="python3 $TOP/tests/integration/runtime_check.py"
+
+"$ASGST" record -e sideways -p $$ -d 1 -o "$TMP/x.json" 2> "$TMP/err"
+[ $? -eq 2 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] ||
+	{ cat "$TMP/err"; fail "-e sideways: want exit 2 and one line"; }
+
+# run NAME SECONDS SPINNERS: start ctxswitch waiting for its go file,
+# record it with $RARGS (until it exits), let its threads run SECONDS once
+# the sampler is on; sets WPID
+run() {
+	"$WL/ctxswitch" "$2" "$3" "$TMP/$1.go" > "$TMP/$1.out" &
+	WPID=$!
+	bg $WPID
+	wait_file "$TMP/$1.out" 50 && sleep 0.1
+	grep -q '^READY' "$TMP/$1.out" || fail "ctxswitch did not start"
+	"$ASGST" record -p "$WPID" -d $(($2 + 10)) $RARGS > "$TMP/$1.log" 2>&1 &
+	_r=$!
+	sleep 1.5
+	touch "$TMP/$1.go"
+	wait $_r || { cat "$TMP/$1.log"; fail "record $1 failed"; }
+	sed 's/^/INFO: record: /' "$TMP/$1.log" | tail -n 1
+	grep -q '^DONE' "$TMP/$1.out" || { cat "$TMP/$1.out"; fail "ctxswitch did not finish"; }
+	sed -n 's/^DONE /INFO: workload: /p' "$TMP/$1.out"
+}
+check() { # name extra-args...
+	_n=$1; shift
+	$RCHECK offcpu "$TMP/$_n.json" --pid "$WPID" --workload "$TMP/$_n.out" \
+		--summary "$TMP/$_n.log" "$@" || rc=1
+	wait "$WPID" 2>/dev/null
+}
+
+rc=0
+# off-CPU only: the ping-pong pair alone
+RARGS="-e offcpu -o $TMP/off.json"
+run off 5 0
+check off
+
+# two spinners as well: 4 runnable threads on this machine's 2 CPUs
+RARGS="-e offcpu -o $TMP/spin.json"
+run spin 3 2
+check spin --spin
+
+# both kinds in one run, JSON and pprof from the same recording
+RARGS="-e cpu,offcpu -F 199 -o $TMP/both.json -o $TMP/both.pb.gz"
+run both 3 0
+check both --both --pprof "$TMP/both.pb.gz"
+exit $rc

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A context-switch-heavy workload: threads "cs-ping" and "cs-pong" pass one
+ * byte back and forth over two pipes, so each blocks in read() once per
+ * round trip (tens of thousands of switches per second). Known chains:
+ *   cs_ping_thread -> cs_ping_loop -> cs_exchange -> cs_sys_read/cs_sys_write
+ *   cs_pong_thread -> cs_pong_loop -> cs_exchange -> cs_sys_read/cs_sys_write
+ * The syscalls are made by inline "syscall" instructions inside
+ * cs_sys_read/cs_sys_write, which have frame pointers: a libc read() has
+ * none and would hide its caller from a frame-pointer walk.
+ * Optional "cs-spin-N" threads spin in cs_spin (cs_spin_thread ->
+ * cs_spin) without syscalls: with more runnable threads than CPUs they
+ * leave the CPU only by preemption.
+ *
+ * Usage: ctxswitch SECONDS [SPINNERS [GOFILE|- [CPU]]]
+ * Prints "READY pid"; with GOFILE, waits until that file exists; starts
+ * the threads (with CPU, the two ping-pong threads are bound to it);
+ * prints "START ping_tid pong_tid", runs SECONDS, ends the
+ * threads and prints per thread, measured by the thread itself from its
+ * start to its end,
+ *   THREAD name tid switches=N cpu_ns=N wall_ns=N
+ * (switches: voluntary + involuntary, getrusage RUSAGE_THREAD; cpu_ns:
+ * CLOCK_THREAD_CPUTIME_ID; so the thread was off the CPU for about
+ * wall_ns - cpu_ns), and
+ *   DONE rounds=N secs=S rounds_per_s=R switches=N switches_per_s=R
+ * (switches of the two ping-pong threads).
+ */
+#define _GNU_SOURCE	/* RUSAGE_THREAD, pthread_setname_np */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SPIN 8
+
+static int to_pong[2], to_ping[2];
+static volatile int stop;
+static volatile unsigned long spin_sink;
+static unsigned long rounds;
+static pthread_mutex_t tid_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tid_cond = PTHREAD_COND_INITIALIZER;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) long cs_sys_read(int fd, void *buf, size_t n)
+{
+	long r;
+	volatile long ret;	/* a stack slot: gcc then gives this leaf a
+				   frame pointer, which it omits otherwise */
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"((long)SYS_read), "D"((long)fd), "S"(buf), "d"(n)
+			 : "rcx", "r11", "memory");
+	ret = r;
+	return ret;
+}
+
+__attribute__((noinline)) long cs_sys_write(int fd, const void *buf, size_t n)
+{
+	long r;
+	volatile long ret;	/* a stack slot: gcc then gives this leaf a
+				   frame pointer, which it omits otherwise */
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"((long)SYS_write), "D"((long)fd), "S"(buf), "d"(n)
+			 : "rcx", "r11", "memory");
+	ret = r;
+	return ret;
+}
+
+/* ping: send 'x' on wfd, then wait for the answer on rfd; pong: wait for
+ * a byte on rfd and answer it, unless it is 'q' (the end). Returns the byte
+ * read, -1 on an error. */
+__attribute__((noinline)) int cs_exchange(int rfd, int wfd, int ping)
+{
+	char c = 'x';
+
+	if (ping && cs_sys_write(wfd, &c, 1) != 1)
+		return -1;
+	if (cs_sys_read(rfd, &c, 1) != 1)
+		return -1;
+	if (!ping && c != 'q' && cs_sys_write(wfd, &c, 1) != 1)
+		return -1;
+	return c;
+}
+
+/* what a thread says about itself at its end */
+struct cs_thread {
+	pthread_t th;
+	char name[16];
+	pid_t tid;
+	long switches;		/* voluntary + involuntary, RUSAGE_THREAD */
+	long long cpu_ns;	/* CLOCK_THREAD_CPUTIME_ID */
+	long long wall_ns;	/* from its start to its end */
+};
+
+static struct cs_thread threads[2 + MAX_SPIN];	/* ping, pong, spinners */
+
+static long long clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static void thread_begin(struct cs_thread *t)
+{
+	pthread_setname_np(pthread_self(), t->name);
+	t->wall_ns = clock_ns(CLOCK_MONOTONIC);
+	pthread_mutex_lock(&tid_lock);
+	t->tid = (pid_t)syscall(SYS_gettid);
+	pthread_cond_broadcast(&tid_cond);
+	pthread_mutex_unlock(&tid_lock);
+}
+
+static void thread_end(struct cs_thread *t)
+{
+	struct rusage ru;
+
+	t->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (getrusage(RUSAGE_THREAD, &ru) == 0)
+		t->switches = ru.ru_nvcsw + ru.ru_nivcsw;
+	t->wall_ns = clock_ns(CLOCK_MONOTONIC) - t->wall_ns;
+}
+
+__attribute__((noinline)) void cs_ping_loop(void)
+{
+	unsigned long n = 0;
+
+	/* only ping looks at stop: it tells pong to end with a 'q', so that
+	 * neither is left waiting for the other */
+	while (!stop && cs_exchange(to_ping[0], to_pong[1], 1) == 'x')
+		n++;
+	rounds = n;
+	cs_sys_write(to_pong[1], "q", 1);
+}
+
+__attribute__((noinline)) void cs_pong_loop(void)
+{
+	while (cs_exchange(to_pong[0], to_ping[1], 0) == 'x')
+		;
+}
+
+__attribute__((noinline)) void *cs_ping_thread(void *arg)
+{
+	thread_begin(arg);
+	cs_ping_loop();
+	thread_end(arg);
+	return NULL;
+}
+
+__attribute__((noinline)) void *cs_pong_thread(void *arg)
+{
+	thread_begin(arg);
+	cs_pong_loop();
+	thread_end(arg);
+	return NULL;
+}
+
+__attribute__((noinline)) void cs_spin(void)
+{
+	volatile unsigned long x = 1;	/* on the stack: a frame pointer */
+
+	while (!stop)
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	spin_sink = x;
+}
+
+__attribute__((noinline)) void *cs_spin_thread(void *arg)
+{
+	thread_begin(arg);
+	cs_spin();
+	thread_end(arg);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 5, t0, t1;
+	int nspin = argc > 2 ? atoi(argv[2]) : 0, n;
+	const char *go = argc > 3 && strcmp(argv[3], "-") ? argv[3] : NULL;
+	int cpu = argc > 4 ? atoi(argv[4]) : -1;
+	void *(*fn)(void *);
+	cpu_set_t set;
+
+	if (nspin > MAX_SPIN)
+		nspin = MAX_SPIN;
+	n = 2 + nspin;
+	if (pipe(to_pong) || pipe(to_ping)) {
+		perror("pipe");
+		return 1;
+	}
+	printf("READY %d\n", getpid());
+	fflush(stdout);
+	while (go && access(go, F_OK) != 0)
+		usleep(10000);
+	t0 = now();
+	for (int i = 0; i < n; i++) {
+		fn = i == 0 ? cs_ping_thread : i == 1 ? cs_pong_thread :
+		     cs_spin_thread;
+		if (i < 2)
+			snprintf(threads[i].name, sizeof(threads[i].name),
+				 i ? "cs-pong" : "cs-ping");
+		else
+			snprintf(threads[i].name, sizeof(threads[i].name),
+				 "cs-spin-%d", i - 2);
+		pthread_create(&threads[i].th, NULL, fn, &threads[i]);
+		/* both ping-pong threads on one CPU: every switch is a direct
+		 * hand-over, so the rate does not depend on where the
+		 * scheduler happens to place them (for make bench) */
+		if (i < 2 && cpu >= 0) {
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			pthread_setaffinity_np(threads[i].th, sizeof(set), &set);
+		}
+	}
+	pthread_mutex_lock(&tid_lock);
+	for (int i = 0; i < n; i++)
+		while (!threads[i].tid)
+			pthread_cond_wait(&tid_cond, &tid_lock);
+	pthread_mutex_unlock(&tid_lock);
+	printf("START %d %d\n", threads[0].tid, threads[1].tid);
+	fflush(stdout);
+	usleep((useconds_t)(secs * 1e6));
+	stop = 1;
+	for (int i = 0; i < n; i++)
+		pthread_join(threads[i].th, NULL);
+	t1 = now();
+	for (int i = 0; i < n; i++)
+		printf("THREAD %s %d switches=%ld cpu_ns=%lld wall_ns=%lld\n",
+		       threads[i].name, threads[i].tid, threads[i].switches,
+		       threads[i].cpu_ns, threads[i].wall_ns);
+	printf("DONE rounds=%lu secs=%.3f rounds_per_s=%.0f switches=%ld "
+	       "switches_per_s=%.0f\n", rounds, t1 - t0,
+	       (double)rounds / (t1 - t0),
+	       threads[0].switches + threads[1].switches,
+	       (double)(threads[0].switches + threads[1].switches) /
+	       (t1 - t0));
+	return 0;
+}
