@@ -853,6 +853,74 @@ static void test_second_vm(void **state)
 	free(w.buf);
 }
 
+/* the JDK 25 layout the agent found on this machine (codemap PID prints it) */
+static struct cm_cont cont_25(uint64_t t)
+{
+	struct cm_cont c = {
+		.h = rh(CM_REC_CONT, t), .entry_cont = 16, .cont_tail = 32,
+		.chunk_size = 12, .chunk_sp = 24, .chunk_argsize = -1,
+		.chunk_bottom = 28, .chunk_stack = 48, .entry_size = 64,
+		.oop_size = 4, .oop_shift = 3, .oop_base = 0, .chunk_parent = 40,
+	};
+
+	return c;
+}
+
+static void test_cont_record(void **state)
+{
+	struct cm_cont c = cont_25(5), bad;
+	struct codemap *cm;
+	struct mapw w;
+	char err[600];
+	size_t at;
+	struct { const char *what; int32_t *field; int32_t v; } cases[] = {
+		{ "tail out of the object", &bad.cont_tail, 4 },
+		{ "neither bottom nor argsize", &bad.chunk_bottom, -1 },
+		{ "both bottom and argsize", &bad.chunk_argsize, 20 },
+		{ "stack offset misaligned", &bad.chunk_stack, 52 },
+		{ "entry too small for _cont", &bad.entry_cont, 64 },
+		{ "no parent field", &bad.chunk_parent, -1 },
+	};
+
+	(void)state;
+	/* no CONT record: no layout (JDK 17, or the agent did not find it) */
+	w_init(&w, 1);
+	add_vm(&w, 1, 25, "25");
+	assert_int_equal(open_buf(&cm, &w, "nocont.map", err, sizeof(err)), 0);
+	assert_null(codemap__cont(cm));
+	codemap__free(cm);
+	w_begin(&w, &c, sizeof(c));
+	w_end(&w);
+	assert_int_equal(open_buf(&cm, &w, "cont.map", err, sizeof(err)), 0);
+	assert_non_null(codemap__cont(cm));
+	assert_int_equal(codemap__cont(cm)->entry_cont, 16);
+	assert_int_equal(codemap__cont(cm)->chunk_bottom, 28);
+	assert_int_equal(codemap__cont(cm)->oop_shift, 3);
+	codemap__free(cm);
+	/* the same again is fine; a different one is not */
+	at = w.len;
+	w_begin(&w, &c, sizeof(c));
+	w_end(&w);
+	assert_int_equal(open_buf(&cm, &w, "cont2.map", err, sizeof(err)), 0);
+	codemap__free(cm);
+	((struct cm_cont *)(w.buf + at))->chunk_sp = 20;
+	expect_bad(&w, "contdiff.map", -EINVAL, "second CONT record differs");
+	free(w.buf);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		w_init(&w, 1);
+		add_vm(&w, 1, 25, "25");
+		bad = c;
+		at = w.len;
+		w_begin(&w, &bad, sizeof(bad));
+		w_end(&w);
+		/* the same field in the copy inside the map */
+		*(int32_t *)(w.buf + at + ((char *)cases[i].field -
+					   (char *)&bad)) = cases[i].v;
+		expect_bad(&w, "contbad.map", -EINVAL, "implausible layout");
+		free(w.buf);
+	}
+}
+
 static void test_oversized_file(void **state)
 {
 	struct mapw w;
@@ -1224,6 +1292,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_header),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_second_vm),
+		cmocka_unit_test(test_cont_record),
 		cmocka_unit_test(test_oversized_file),
 		cmocka_unit_test(test_links_and_types),
 		cmocka_unit_test(test_open_pid),

@@ -242,6 +242,8 @@ static void test_v2_layout(void **state)
 		h->hdr_size = sizeof(*h);
 		h->window_off = (uint32_t)woff;
 		h->pad = 0;
+		h->chunk_len = h->chunk_off = 0;
+		h->chunk_addr = h->chunk_sp = h->chunk_end = 0;
 		memcpy((uint8_t *)b + sizeof(*h), src, stacks);
 		memcpy((uint8_t *)b + woff, src + stacks, o->window_len);
 		assert_int_equal(sample__parse(b, len, &s, &why), 0);
@@ -265,6 +267,69 @@ static void test_v2_layout(void **state)
 		h->window_off = (uint32_t)woff;
 		h->hdr_size = hdr_min(o);	/* a v1-sized header in v2 */
 		expect_bad(b, len, "bad header size");
+		free(b);
+	}
+}
+
+/*
+ * Version 2's frozen frames of a virtual thread: a chunk copy after the
+ * window, described by its JVM addresses. Built on the real records.
+ */
+static void test_v2_chunk(void **state)
+{
+	(void)state;
+	for (int i = 0; i < nrecs; i++) {
+		const struct asgst_sample_hdr *o = (void *)recs[i].buf;
+		size_t stacks = 8ull * (o->kstack_n + o->ustack_n);
+		size_t woff = sizeof(*o) + stacks;
+		size_t coff = (woff + o->window_len + 7) & ~(size_t)7;
+		size_t clen = 256, len = coff + clen;
+		uint64_t *b = aligned_alloc(8, len);
+		struct asgst_sample_hdr *h = (void *)b;
+		const uint8_t *src = (const uint8_t *)o + o->hdr_size;
+		struct asgst_sample_hdr good;
+		const char *why = "unset";
+		struct sample s;
+
+		assert_non_null(b);
+		memset(b, 0x5a, len);
+		memcpy(h, o, o->hdr_size);
+		h->version = 2;
+		h->hdr_size = sizeof(*h);
+		h->window_off = (uint32_t)woff;
+		h->pad = 0;
+		memcpy((uint8_t *)b + sizeof(*h), src, stacks + o->window_len);
+		h->chunk_off = (uint32_t)coff;
+		h->chunk_len = (uint32_t)clen;
+		h->chunk_addr = 0x69ed9b748ull;
+		h->chunk_sp = h->chunk_addr + 16;
+		h->chunk_end = h->chunk_addr + 784;
+		good = *h;
+		assert_int_equal(sample__parse(b, len, &s, &why), 0);
+		assert_ptr_equal(s.chunk, (uint8_t *)b + coff);
+		assert_int_equal(sample__used_len(&s), len);
+		/* no chunk: none reported */
+		h->chunk_len = 0;
+		assert_int_equal(sample__parse(b, len, &s, &why), 0);
+		assert_null(s.chunk);
+		*h = good;
+		expect_bad(b, len - 8, "bad frozen-frames chunk");
+		h->chunk_off += 4;
+		expect_bad(b, len, "bad frozen-frames chunk");
+		*h = good;
+		if (o->window_len >= 8) {
+			h->chunk_off = (uint32_t)woff;	/* over the window */
+			expect_bad(b, len, "bad frozen-frames chunk");
+		}
+		*h = good;
+		h->chunk_len = ASGST_CHUNK_BYTES + 8;
+		expect_bad(b, len, "bad frozen-frames chunk");
+		*h = good;
+		h->chunk_sp = h->chunk_addr + 24;	/* not the top frame's */
+		expect_bad(b, len, "bad frozen-frames chunk");
+		*h = good;
+		h->chunk_end = h->chunk_sp;		/* no frames */
+		expect_bad(b, len, "bad frozen-frames chunk");
 		free(b);
 	}
 }
@@ -455,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_oversized_counts),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_v2_layout),
+		cmocka_unit_test(test_v2_chunk),
 		cmocka_unit_test(test_misaligned_and_null),
 	};
 
