@@ -176,29 +176,6 @@ cleanup:
 	return rc;
 }
 
-static int parse_events(const char *s, uint32_t *mask)
-{
-	char *copy = strdup(s), *tok, *save = NULL;
-	int rc = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	*mask = 0;
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "cpu"))
-			*mask |= ASGST_EVMASK_CPU;
-		else if (!strcmp(tok, "offcpu"))
-			*mask |= ASGST_EVMASK_OFFCPU;
-		else
-			rc = -EINVAL;
-	}
-	if (!*mask)
-		rc = -EINVAL;
-	free(copy);
-	return rc;
-}
-
 static int set_target(struct record_args *a, uint32_t mode, const char *what)
 {
 	if (a->have_target && a->filter_mode != mode)
@@ -262,11 +239,17 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				return err_line("-F: '%s' is not a frequency "
 						"(1 to 100000 Hz)", optarg);
 			break;
-		case 'e':
-			if (parse_events(optarg, &a->events))
-				return err_line("-e: unknown event in '%s' (cpu, "
-						"offcpu or cpu,offcpu)", optarg);
+		case 'e': {
+			/* bit i = ASGST_EVMASK_* */
+			static const char *const evs[] = { "cpu", "offcpu" };
+			unsigned m = 0;
+
+			if (filter__name_mask(optarg, evs, 2, &m, "-e", "event",
+					      ferr, sizeof(ferr)))
+				return err_line("%s", ferr);
+			a->events = m;
 			break;
+		}
 		case 'd': {
 			char *end;
 

@@ -64,6 +64,46 @@ static int compile(regex_t *re, bool *have, const char *arg, const char *opt,
 	return 0;
 }
 
+int filter__name_mask(const char *list, const char *const *names, size_t n,
+		      unsigned *mask, const char *opt, const char *what,
+		      char *err, size_t errlen)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	unsigned m = 0;
+	int rc = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+
+		for (i = 0; i < n && strcmp(tok, names[i]); i++)
+			;
+		if (i < n) {
+			m |= 1u << i;
+			continue;
+		}
+		/* "--kind: unknown kind 'x' (native, java, jvm)" */
+		size_t len = (size_t)snprintf(err, errlen, "%s: unknown %s '%s' (",
+					      opt, what, tok);
+		for (i = 0; i < n && len < errlen; i++)
+			len += (size_t)snprintf(err + len, errlen - len, "%s%s",
+						i ? ", " : "", names[i]);
+		if (len < errlen)
+			snprintf(err + len, errlen - len, ")");
+		rc = -EINVAL;
+	}
+	if (!rc && !m) {
+		snprintf(err, errlen, "%s: no %s given in '%s'", opt, what, list);
+		rc = -EINVAL;
+	}
+	if (!rc)
+		*mask |= m;
+	free(copy);
+	return rc;
+}
+
 int filter__option(struct filter *f, const char *name, const char *arg,
 		   char *err, size_t errlen)
 {
@@ -81,54 +121,26 @@ int filter__option(struct filter *f, const char *name, const char *arg,
 		return compile(&f->exclude, &f->have_exclude, arg, name, err,
 			       errlen);
 	if (!strcmp(name, "kind")) {
-		char *copy = strdup(arg), *tok, *save = NULL;
-		int rc = 0;
+		static const char *const kinds[] = {
+			[TRACE_KIND_NATIVE] = "native",
+			[TRACE_KIND_JAVA] = "java",
+			[TRACE_KIND_JVM] = "jvm",
+		};
 
-		if (!copy)
-			return -ENOMEM;
-		for (tok = strtok_r(copy, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save)) {
-			if (!strcmp(tok, "java"))
-				f->kind_mask |= 1u << TRACE_KIND_JAVA;
-			else if (!strcmp(tok, "jvm"))
-				f->kind_mask |= 1u << TRACE_KIND_JVM;
-			else if (!strcmp(tok, "native"))
-				f->kind_mask |= 1u << TRACE_KIND_NATIVE;
-			else {
-				snprintf(err, errlen, "--kind: unknown kind "
-					 "'%s' (java, jvm or native)", tok);
-				rc = -EINVAL;
-				break;
-			}
-		}
-		free(copy);
-		return rc;
+		return filter__name_mask(arg, kinds, 3, &f->kind_mask, "--kind",
+					 "kind", err, errlen);
 	}
 	if (!strcmp(name, "state")) {
-		char *copy = strdup(arg), *tok, *save = NULL;
-		int rc = 0;
+		static const char *const states[] = {
+			[TRACE_STATE_UNKNOWN] = "unknown",
+			[TRACE_STATE_IN_JAVA] = "in_java",
+			[TRACE_STATE_IN_NATIVE] = "in_native",
+			[TRACE_STATE_IN_VM] = "in_vm",
+			[TRACE_STATE_BLOCKED] = "blocked",
+		};
 
-		if (!copy)
-			return -ENOMEM;
-		for (tok = strtok_r(copy, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save)) {
-			int st;
-
-			for (st = TRACE_STATE_UNKNOWN; st <= TRACE_STATE_BLOCKED;
-			     st++)
-				if (!strcmp(tok, trace_state__name(st)))
-					break;
-			if (st > TRACE_STATE_BLOCKED) {
-				snprintf(err, errlen, "--state: unknown state "
-					 "'%s' (in_java, in_native, in_vm, "
-					 "blocked or unknown)", tok);
-				rc = -EINVAL;
-				break;
-			}
-			f->state_mask |= 1u << st;
-		}
-		free(copy);
-		return rc;
+		return filter__name_mask(arg, states, 5, &f->state_mask,
+					 "--state", "state", err, errlen);
 	}
 	if (!strcmp(name, "vthreads")) {
 		if (!strcmp(arg, "merged"))

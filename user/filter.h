@@ -74,6 +74,13 @@ struct filter {
 int filter__option(struct filter *f, const char *name, const char *arg,
 		   char *err, size_t errlen);
 bool filter__active(const struct filter *f);
+/*
+ * A comma list of names[] (index i = bit i) into *mask, for --kind,
+ * --state and record -e. 0, or -EINVAL with "OPT: unknown WHAT 'x' (a, b)".
+ */
+int filter__name_mask(const char *list, const char *const *names, size_t n,
+		      unsigned *mask, const char *opt, const char *what,
+		      char *err, size_t errlen);
 /* true when t is kept; t's frames may be changed in place */
 bool filter__apply(const struct filter *f, struct trace *t);
 void filter__free(struct filter *f);

@@ -31,7 +31,7 @@ expect_err "what to record" "$ASGST" record -d 1
 expect_err "conflicts" "$ASGST" record -a -p "$spid" -d 1
 expect_err "stack-window" "$ASGST" record -a --stack-window 100000 -d 1
 expect_err "unknown event" "$ASGST" record -a -e wall -d 1
-expect_err "unknown event" "$ASGST" record -a -e "" -d 1
+expect_err "no event" "$ASGST" record -a -e "" -d 1
 expect_err "unknown state" "$ASGST" record -a --state running -d 1
 expect_err "unknown view" "$ASGST" record -a --vthreads all -d 1
 expect_err "unknown view" "$ASGST" report -i /nonexistent.asgst --vthreads x

@@ -117,6 +117,64 @@ static void test_java_only_and_reverse(void **state)
 	filter__free(&f);
 }
 
+/* --state and --vthreads on a carrier's stack with a virtual thread */
+static void test_state_and_vthreads(void **state)
+{
+	struct frame base[5] = {
+		{ .type = FRAME_KERNEL, .symbol = "schedule" },
+		{ .type = FRAME_JAVA, .klass = "App", .method = "leaf" },
+		{ .type = FRAME_JAVA_NATIVE, .klass = "jdk.internal.vm.Continuation",
+		  .method = "enterSpecial", .flags = FRAME_F_VTHREAD_ENTRY },
+		{ .type = FRAME_JAVA, .klass = "java.lang.VirtualThread",
+		  .method = "runContinuation" },
+		{ .type = FRAME_JAVA, .klass = "java.util.concurrent.ForkJoinWorkerThread",
+		  .method = "run" },
+	};
+	struct frame fr[5];
+	struct trace t = { .kind = TRACE_KIND_JAVA, .state = TRACE_STATE_IN_NATIVE,
+			   .flags = TRACE_F_VTHREAD, .frames = fr };
+	struct filter f = { 0 };
+	char err[256];
+
+	(void)state;
+	opt(&f, "state", "in_java,blocked");
+	memcpy(fr, base, sizeof(fr));
+	t.nframes = 5;
+	assert_false(filter__apply(&f, &t));
+	filter__free(&f);
+	opt(&f, "state", "in_native");
+	assert_true(filter__apply(&f, &t));
+	assert_int_equal(t.nframes, 5);	/* merged: the stack as decoded */
+	filter__free(&f);
+
+	opt(&f, "vthreads", "virtual");
+	assert_true(filter__apply(&f, &t));
+	assert_int_equal(t.nframes, 3);	/* down to enterSpecial */
+	assert_string_equal(t.frames[2].method, "enterSpecial");
+	memcpy(fr, base, sizeof(fr));
+	t.nframes = 5;
+	opt(&f, "vthreads", "carrier");
+	assert_true(filter__apply(&f, &t));
+	assert_int_equal(t.nframes, 3);	/* from enterSpecial down */
+	assert_string_equal(t.frames[0].method, "enterSpecial");
+	assert_string_equal(t.frames[2].method, "run");
+	/* a platform thread's stack is left alone */
+	memcpy(fr, base, sizeof(fr));
+	t.nframes = 5;
+	t.flags = 0;
+	assert_true(filter__apply(&f, &t));
+	assert_int_equal(t.nframes, 5);
+	filter__free(&f);
+
+	assert_int_equal(filter__option(&f, "state", "running", err,
+					sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--state: unknown state 'running'"));
+	assert_int_equal(filter__option(&f, "vthreads", "both", err,
+					sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--vthreads"));
+	filter__free(&f);
+}
+
 static void test_bad_options(void **state)
 {
 	struct filter f = { 0 };
@@ -141,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_ids_and_kind),
 		cmocka_unit_test(test_regexes),
 		cmocka_unit_test(test_java_only_and_reverse),
+		cmocka_unit_test(test_state_and_vthreads),
 		cmocka_unit_test(test_bad_options),
 	};
 
