@@ -132,6 +132,13 @@ def parse(path):
             p += 16
             name, p = cmstr(b, p, end)
             m["threads"].append(dict(jt=jt, tid=tid, flags=fl, name=name))
+        elif typ == 7:
+            f = struct.unpack_from("<8i2IQ2i", b, p)
+            m["cont"] = dict(zip(("entry_cont", "cont_tail", "chunk_size",
+                                  "chunk_sp", "chunk_argsize", "chunk_bottom",
+                                  "chunk_stack", "entry_size", "oop_size",
+                                  "oop_shift", "oop_base", "chunk_parent",
+                                  "pad"), f))
         else:
             raise Bad("unknown record type %d" % typ)
         o = end
@@ -216,6 +223,20 @@ def check(m, want_deopt):
             errs.append("interpreter range empty")
         if vm["jdk_major"] >= 21 and not vm["cont_return_barrier"]:
             errs.append("cont_return_barrier unknown on JDK %d" % vm["jdk_major"])
+        # the virtual-thread layout (CONT record): JDK 21+ only
+        c = m.get("cont")
+        if vm["jdk_major"] < 21 and c:
+            errs.append("CONT record on JDK %d" % vm["jdk_major"])
+        if vm["jdk_major"] >= 21:
+            if not c:
+                errs.append("no CONT record on JDK %d" % vm["jdk_major"])
+            elif not (c["oop_size"] in (4, 8) and c["chunk_stack"] >= 16 and
+                      c["chunk_stack"] % 8 == 0 and c["entry_size"] % 16 == 0 and
+                      (c["chunk_bottom"] >= 0) != (c["chunk_argsize"] >= 0) and
+                      c["entry_cont"] + 8 <= c["entry_size"] and
+                      min(c["cont_tail"], c["chunk_size"], c["chunk_sp"],
+                          c["chunk_parent"]) >= 8):
+                errs.append("implausible CONT record %r" % c)
     byname = {}
     for meth, x in m["methods"].items():
         byname.setdefault((x["cls"], x["name"]), []).append(meth)

@@ -36,7 +36,7 @@ mkdir -p "$TMP/classes"
 start_java "$JDK25" "$TMP/vy.out" -agentpath:"$AGENT" \
 	-XX:CompileCommand=quiet -XX:CompileCommand=dontinline,VtYield::* \
 	-XX:CompileCommand=exclude,VtYield::longEntry \
-	-Djdk.virtualThreadScheduler.parallelism=2 \
+	-Djdk.virtualThreadScheduler.parallelism=3 \
 	-cp "$TMP/classes" VtYield 120
 sleep 1
 

@@ -43,6 +43,7 @@ public class VtYield {
 	static volatile long sink;
 	static final AtomicLong yields = new AtomicLong();
 	static final AtomicLong spawned = new AtomicLong();
+	static final AtomicLong noYieldRunning = new AtomicLong();
 	static volatile int dumpLong, dumpShort, dumpNoYield;
 
 	static int leaf(int x, int kind) {
@@ -112,6 +113,7 @@ public class VtYield {
 
 	static void noYieldLoop() {
 		long acc = 0;
+		noYieldRunning.incrementAndGet();
 		while (!stop)
 			acc += c1((int)acc, 3);
 		sink = acc;
@@ -142,6 +144,10 @@ public class VtYield {
 		for (int i = 0; i < nnoyield; i++)
 			Thread.ofVirtual().name("vnoyield-" + i)
 				.start(VtYield::noYieldLoop);
+		/* it holds its carrier from now on: let it get there before the
+		 * yielding ones fill the queues (else it may never run) */
+		for (int i = 0; i < 1000 && noYieldRunning.get() < nnoyield; i++)
+			Thread.sleep(10);
 		for (int i = 0; i < nlong; i++)
 			Thread.ofVirtual().name("vlong-" + i).start(VtYield::longEntry);
 		for (int i = 0; i < nshort; i++) {
