@@ -1,10 +1,12 @@
 #!/bin/sh
 # Virtual threads (issue 6) on JDK 25: CPU-bound virtual threads that yield
 # after every call of a known chain (tests/workloads/jdk25/VtYield.java) on
-# two carriers. In >= 95 % of the carriers' samples with a yielding virtual
-# thread mounted the stack holds the virtual thread's chain, the
-# Continuation.enterSpecial boundary ("vthread_entry": true; a
-# "cont_returnBarrier" gap frame when the older frames are frozen) and the
+# three carriers (one is held by the never-yielding thread). In >= 95 % of
+# the carriers' samples with a yielding virtual thread mounted the stack
+# holds the virtual thread's chain, its older frames (decoded from the heap
+# stack chunk, "frozen": true, or a "cont_returnBarrier" gap frame where
+# they are not), the Continuation.enterSpecial boundary ("vthread_entry":
+# true) and the
 # carrier's frames down to ForkJoinWorkerThread.run, frame for frame as
 # jstack shows them; a virtual thread that never yields (never frozen) has
 # the same without any gap; a platform thread running the same chain has

@@ -5,7 +5,8 @@
  *   VtYield.c1 -> c2 -> c3 -> c4 -> leaf   (leaf: ~0.3 ms of arithmetic)
  * Run with -XX:CompileCommand=dontinline,VtYield::* so each chain method
  * stays a frame of its own, and a small carrier pool
- * (-Djdk.virtualThreadScheduler.parallelism=2).
+ * (-Djdk.virtualThreadScheduler.parallelism=3: one carrier is
+ * held by the never-yielding thread).
  *
  * Four kinds of callers of the chain, told apart by the loop frame:
  *  - VtYield.longLoop: LONG virtual threads that live for the whole run,
