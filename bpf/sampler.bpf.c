@@ -159,6 +159,44 @@ static __always_inline __u32 ns_nr(struct pid *pid)
 	return nr;
 }
 
+/* a thread's pid and tid in its innermost namespace: fixed for its life,
+ * so read once (half a dozen kernel reads) and kept by pid_tgid, checked
+ * against the task's start time */
+struct ns_ids {
+	__u64 start_time;	/* the task's: a reused tid is another task */
+	__u32 ns_pid;
+	__u32 ns_tid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u64);
+	__type(value, struct ns_ids);
+} ns_cache SEC(".maps");
+
+static __always_inline void get_ns_ids(struct task_struct *task, __u64 id,
+				       struct asgst_sample_hdr *h)
+{
+	struct ns_ids *c = bpf_map_lookup_elem(&ns_cache, &id), v;
+
+	__u64 start = task->start_time;
+
+	if (c && c->start_time == start) {
+		h->ns_pid = c->ns_pid;
+		h->ns_tid = c->ns_tid;
+		return;
+	}
+	v.start_time = start;
+	v.ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
+	v.ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
+	h->ns_pid = v.ns_pid;
+	h->ns_tid = v.ns_tid;
+	/* a thread that is exiting may have no pid left: do not keep 0 */
+	if (v.ns_pid && v.ns_tid)
+		bpf_map_update_elem(&ns_cache, &id, &v, BPF_ANY);
+}
+
 static long vma_range_cb(struct task_struct *task, struct vm_area_struct *vma,
 			 void *data)
 {
@@ -303,8 +341,7 @@ static __always_inline __u32 fill_head(void *ctx, void *rec,
 	h->event = event;
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
-	h->ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
-	h->ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
+	get_ns_ids(task, id, h);
 	h->cpu = bpf_get_smp_processor_id();
 	h->ktime_ns = now;
 	h->cgroup_id = bpf_get_current_cgroup_id();
@@ -328,13 +365,14 @@ static __always_inline __u32 fill_head(void *ctx, void *rec,
 		return kbytes;
 	}
 	/* the user-mode registers, even when the kernel was interrupted */
+	/* a BTF pointer: plain loads, no helper call per register */
 	ur = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (ur) {
-		h->ip = BPF_CORE_READ(ur, ip);
-		h->sp = BPF_CORE_READ(ur, sp);
-		h->bp = BPF_CORE_READ(ur, bp);
-		h->rbx = BPF_CORE_READ(ur, bx);
-		h->r13 = BPF_CORE_READ(ur, r13);
+		h->ip = ur->ip;
+		h->sp = ur->sp;
+		h->bp = ur->bp;
+		h->rbx = ur->bx;
+		h->r13 = ur->r13;
 	}
 	return kbytes;
 }
