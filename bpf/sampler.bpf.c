@@ -179,7 +179,6 @@ static __always_inline void get_ns_ids(struct task_struct *task, __u64 id,
 				       struct asgst_sample_hdr *h)
 {
 	struct ns_ids *c = bpf_map_lookup_elem(&ns_cache, &id), v;
-
 	__u64 start = task->start_time;
 
 	if (c && c->start_time == start) {
@@ -444,12 +443,6 @@ static __always_inline void user_stack_window(void *rec, __u32 kbytes,
 
 #define CHUNK_OFF	(REC_BASE + window_size - ASGST_CHUNK_BYTES)
 
-/*
- * A mounted virtual thread's frozen frames: ContinuationEntry -> its
- * Continuation -> tail StackChunk -> the words [sp, bottom) of its stack.
- * The youngest ASGST_CHUNK_BYTES of them, from the top frame's saved rbp
- * and return pc, go into the end of the window area.
- */
 /* a heap oop field of obj, decoded */
 static __always_inline __u64 read_oop(const struct asgst_jvm_cont *jc,
 				      __u64 obj, __s32 off)
@@ -464,6 +457,12 @@ static __always_inline __u64 read_oop(const struct asgst_jvm_cont *jc,
 	return jc->oop_base + ((__u64)narrow << (jc->oop_shift & 31));
 }
 
+/*
+ * A mounted virtual thread's frozen frames: ContinuationEntry -> its
+ * Continuation -> tail StackChunk -> the words [sp, bottom) of its stack.
+ * The youngest ASGST_CHUNK_BYTES of them, from the top frame's saved rbp
+ * and return pc, go into the end of the window area.
+ */
 static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
 				       const struct asgst_jvm_cont *jc)
 {

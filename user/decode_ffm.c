@@ -178,7 +178,7 @@ static void upcall_anchor(struct walk *w, uint64_t sp, uint64_t fp)
 bool walk_upcall_stub(struct walk *w, struct wframe *f)
 {
 	const struct codemap_blob *b = f->blob;
-	uint64_t off = f->pc - b->start, fp = f->fp, ret, saved;
+	uint64_t off = f->pc - b->start, fp = f->fp, ret;
 	int32_t i = w->n;
 
 	if (!walk_push_native(w, f->pc))
@@ -204,32 +204,6 @@ bool walk_upcall_stub(struct walk *w, struct wframe *f)
 		return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
 				 "upcall stub: frame pointer below sp");
 	upcall_anchor(w, f->sp, fp);
-	if (w->bottom && !(w->options & ASGST_INCLUDE_NON_JAVA_FRAMES)) {
-		w->done = true;
-		return true;
-	}
-	/* rbp-based: continue into the C code that called the stub */
-	if (walk_read(w, fp, &saved) && walk_read(w, fp + 8, &ret) && ret) {
-		const struct codemap_blob *rb;
-
-		switch (walk_classify(w, ret, &rb)) {
-		case PC_CODE_UNKNOWN:
-		case PC_NULL:
-			break;
-		default:
-			f->pc = ret;
-			f->sp = fp + 16;
-			f->fp = saved;
-			f->top = false;
-			return true;
-		}
-	}
-	if (walk_resume_anchor(w, f))
-		return true;
-	if (w->bottom) {
-		w->done = true;
-		return true;
-	}
-	return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,
-			 "upcall stub: caller not found in the stack window");
+	return walk_leave_entry(w, f, fp, false,
+				"upcall stub: caller not found in the stack window");
 }

@@ -261,7 +261,7 @@ static void entry_anchor(struct walk *w, uint64_t fp)
 
 bool walk_entry(struct walk *w, struct wframe *f)
 {
-	uint64_t fp = f->fp, ret, saved;
+	uint64_t fp = f->fp;
 	int32_t i = w->n;
 
 	if (!walk_push_native(w, f->pc))
@@ -274,20 +274,31 @@ bool walk_entry(struct walk *w, struct wframe *f)
 		walk_flag(w, i, ASGST_FF_UPCALL_JNI);
 		w->upcalls++;
 	}
+	return walk_leave_entry(w, f, fp, true,
+				"entry frame: caller not found in the stack window");
+}
+
+bool walk_leave_entry(struct walk *w, struct wframe *f, uint64_t fp,
+		      bool native_only, const char *reason)
+{
+	uint64_t ret, saved;
+
 	if (w->bottom && !(w->options & ASGST_INCLUDE_NON_JAVA_FRAMES)) {
 		w->done = true;
 		return true;
 	}
-	/* the call stub is rbp-based: continue into its C caller */
+	/* rbp-based: continue into the C code that called it */
 	if (fp >= f->sp && walk_read(w, fp, &saved) &&
 	    walk_read(w, fp + 8, &ret) && ret) {
 		const struct codemap_blob *b;
 		enum pc_class c = walk_classify(w, ret, &b);
 
-		if (c == PC_NATIVE) {
+		if (native_only ? c == PC_NATIVE :
+				  c != PC_CODE_UNKNOWN && c != PC_NULL) {
 			f->pc = ret;
 			f->sp = fp + 16;
 			f->fp = saved;
+			f->top = false;
 			return true;
 		}
 	}
@@ -297,6 +308,5 @@ bool walk_entry(struct walk *w, struct wframe *f)
 		w->done = true;
 		return true;
 	}
-	return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,
-			 "entry frame: caller not found in the stack window");
+	return walk_fail(w, ASGST_WINDOW_SHORT, f->pc, reason);
 }

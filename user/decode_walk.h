@@ -144,6 +144,13 @@ bool walk_interpreted(struct walk *w, struct wframe *f);	/* decode_interp.c */
 bool walk_native_wrapper(struct walk *w, struct wframe *f);	/* decode_native.c */
 bool walk_entry(struct walk *w, struct wframe *f);		/* decode_native.c */
 bool walk_native(struct walk *w, struct wframe *f);		/* decode_native.c */
+/*
+ * Leave an rbp-based frame where C called Java (call stub, upcall stub;
+ * rbp = fp): into its C caller by rbp (native_only: only a native pc),
+ * else at the Java anchor below the C frames, else the thread's end.
+ */
+bool walk_leave_entry(struct walk *w, struct wframe *f, uint64_t fp,
+		      bool native_only, const char *reason);	/* decode_native.c */
 bool walk_downcall_stub(struct walk *w, struct wframe *f);	/* decode_ffm.c */
 bool walk_upcall_stub(struct walk *w, struct wframe *f);	/* decode_ffm.c */
 bool walk_cont_barrier(struct walk *w, struct wframe *f);	/* decode_cont.c */

@@ -76,7 +76,7 @@ int filter__name_mask(const char *list, const char *const *names, size_t n,
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ",", &save); tok && !rc;
 	     tok = strtok_r(NULL, ",", &save)) {
-		size_t i;
+		size_t i, len;
 
 		for (i = 0; i < n && strcmp(tok, names[i]); i++)
 			;
@@ -85,8 +85,8 @@ int filter__name_mask(const char *list, const char *const *names, size_t n,
 			continue;
 		}
 		/* "--kind: unknown kind 'x' (native, java, jvm)" */
-		size_t len = (size_t)snprintf(err, errlen, "%s: unknown %s '%s' (",
-					      opt, what, tok);
+		len = (size_t)snprintf(err, errlen, "%s: unknown %s '%s' (",
+				       opt, what, tok);
 		for (i = 0; i < n && len < errlen; i++)
 			len += (size_t)snprintf(err + len, errlen - len, "%s%s",
 						i ? ", " : "", names[i]);

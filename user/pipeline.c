@@ -117,7 +117,7 @@ static void jt_sync_cont(struct jt_sync *j)
 	const struct cm_cont *c = codemap__cont(j->cm);
 	struct asgst_jvm_cont v;
 
-	if (!j || j->cont_pushed || !c)
+	if (j->cont_pushed || !c)
 		return;
 	memset(&v, 0, sizeof(v));
 	v.entry_cont = c->entry_cont;
@@ -142,11 +142,10 @@ static void jt_sync__free(struct jt_sync *j)
 	free(j);
 }
 
+/* a field of a struct inside the JavaThread; -1 (CM_ABSENT) if either is */
 static int32_t jt_off(int32_t base, int32_t field)
 {
-	if (base == CM_ABSENT || field == CM_ABSENT || base < 0 || field < 0)
-		return -1;
-	return base + field;
+	return base < 0 || field < 0 ? -1 : base + field;
 }
 
 static void jt_on_thread(void *ctx, const struct codemap_thread *th,
@@ -167,13 +166,12 @@ static void jt_on_thread(void *ctx, const struct codemap_thread *th,
 	}
 	memset(&v, 0, sizeof(v));
 	v.java_thread = th->java_thread;
-	v.off_state = vm->jt_thread_state == CM_ABSENT ? -1 :
-		      vm->jt_thread_state;
+	/* CM_ABSENT is -1, which the sampler reads as absent too */
+	v.off_state = vm->jt_thread_state;
 	v.off_last_sp = jt_off(vm->jt_anchor, vm->anchor_last_sp);
 	v.off_last_pc = jt_off(vm->jt_anchor, vm->anchor_last_pc);
 	v.off_last_fp = jt_off(vm->jt_anchor, vm->anchor_last_fp);
-	v.off_cont_entry = vm->jt_cont_entry == CM_ABSENT ? -1 :
-			   vm->jt_cont_entry;
+	v.off_cont_entry = vm->jt_cont_entry;
 	if (capture__set_jthread(j->cap, j->pid, th->tid, &v) ||
 	    u64map__put(&j->pushed, th->tid, th->java_thread))
 		j->failed = true;
