@@ -11,6 +11,7 @@
 #define DECODE_DATA_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "codemap.h"
 #include "sample.h"
+#include "trace.h"
 
 struct dd_rec {
 	uint64_t *data;		/* 8-byte aligned copy */
@@ -175,6 +177,67 @@ static inline int dd_load(struct dd_set *d, const char *dir, const char *name,
 		return r;
 	snprintf(path, sizeof(path), "%s/%s.map.gz", dir, name);
 	return dd_open_map(d, path, err, errlen);
+}
+
+/*
+ * DIR/<name>.syms: the load address of a workload's library in the
+ * captured JVM ("base 0x...") and its functions (nm -S: offset size
+ * name), to name the C frames offline.
+ */
+struct dd_syms {
+	uint64_t lo[32], hi[32];
+	char name[32][40];
+	int n;
+	uint64_t base;
+};
+
+static inline int dd_load_syms(const char *dir, const char *name,
+			       struct dd_syms *s)
+{
+	char path[256], line[256];
+	FILE *f;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(path, sizeof(path), "%s/%s.syms", dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && s->n < 32) {
+		unsigned long long a, sz;
+		char nm[40];
+
+		if (sscanf(line, "base %llx", &a) == 1)
+			s->base = a;
+		else if (sscanf(line, "%llx %llx %39s", &a, &sz, nm) == 3) {
+			s->lo[s->n] = a;
+			s->hi[s->n] = a + sz;
+			snprintf(s->name[s->n], sizeof(s->name[0]), "%s", nm);
+			s->n++;
+		}
+	}
+	fclose(f);
+	return s->base && s->n ? 0 : -1;
+}
+
+/* the function holding pc: a return pc (ret: pc - 1 is in the call) or a
+ * sampled one; NULL if none */
+static inline const char *dd_sym_of(const struct dd_syms *s, uint64_t pc,
+				     bool ret)
+{
+	uint64_t p = ret ? pc - 1 : pc;
+
+	for (int i = 0; i < s->n; i++)
+		if (p >= s->base + s->lo[i] && p < s->base + s->hi[i])
+			return s->name[i];
+	return NULL;
+}
+
+/* name the trace's unnamed C frames (return pcs) from s */
+static inline void dd_name_c_frames(const struct dd_syms *s, struct trace *t)
+{
+	for (uint32_t i = 0; i < t->nframes; i++)
+		if (t->frames[i].type == FRAME_NON_JAVA && !t->frames[i].symbol)
+			t->frames[i].symbol = dd_sym_of(s, t->frames[i].pc, true);
 }
 
 #endif /* DECODE_DATA_H */

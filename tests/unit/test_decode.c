@@ -261,55 +261,6 @@ static int sym_index(const struct trace *t, const char *sym, int from)
  * gone. So the C frames are checked by their pcs falling into the
  * library's functions, which the data set's .syms file lists (nm output).
  */
-struct syms {
-	uint64_t lo[16], hi[16];
-	char name[16][40];
-	int n;
-	uint64_t base;	/* load address of libjnichain.so in the capture */
-};
-
-static int load_syms(const char *name, struct syms *s)
-{
-	char path[256], line[256];
-	FILE *f;
-
-	memset(s, 0, sizeof(*s));
-	snprintf(path, sizeof(path), DATA "/%s.syms", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f) && s->n < 16) {
-		unsigned long long a, sz;
-		char nm[40];
-
-		if (sscanf(line, "base %llx", &a) == 1)
-			s->base = a;
-		else if (sscanf(line, "%llx %llx %39s", &a, &sz, nm) == 3) {
-			s->lo[s->n] = a;
-			s->hi[s->n] = a + sz;
-			snprintf(s->name[s->n], sizeof(s->name[0]), "%s", nm);
-			s->n++;
-		}
-	}
-	fclose(f);
-	return s->base && s->n ? 0 : -1;
-}
-
-static const char *sym_of(const struct syms *s, uint64_t pc)
-{
-	for (int i = 0; i < s->n; i++)
-		if (pc - 1 >= s->base + s->lo[i] && pc - 1 < s->base + s->hi[i])
-			return s->name[i];
-	return NULL;
-}
-
-static void name_c_frames(const struct syms *s, struct trace *t)
-{
-	for (uint32_t i = 0; i < t->nframes; i++)
-		if (t->frames[i].type == FRAME_NON_JAVA && !t->frames[i].symbol)
-			t->frames[i].symbol = sym_of(s, t->frames[i].pc);
-}
-
 static void test_jni_jdk17(void **state)
 {
 	static const char *cchain[] = { "jc_leaf", "jc_c", "jc_b", "jc_a",
@@ -323,7 +274,7 @@ static void test_jni_jdk17(void **state)
 		{ "JniChain", "k2" }, { "JniChain", "k1" },
 		{ "JniChain$Cb", "run" }, { "java.lang.Thread", "run" } };
 	struct dd_set d;
-	struct syms sy;
+	struct dd_syms sy;
 	struct strtab *st = strtab__new();
 	struct decoder *dec = decoder__new(NULL, st);
 	char err[256];
@@ -332,7 +283,7 @@ static void test_jni_jdk17(void **state)
 	(void)state;
 	if (dd_load(&d, DATA, "jni-17", err, sizeof(err)))
 		fail_msg("jni-17: %s", err);
-	assert_int_equal(load_syms("jni-17", &sy), 0);
+	assert_int_equal(dd_load_syms(DATA, "jni-17", &sy), 0);
 	for (size_t i = 0; i < d.n; i++) {
 		const char *tn = thread_name(&d, d.recs[i].s.hdr->ns_tid);
 		struct trace t;
@@ -344,7 +295,7 @@ static void test_jni_jdk17(void **state)
 			continue;
 		decoder__trace(dec, &d.recs[i].s, d.cm, true, &t, frames,
 			       TRACE_MAX_FRAMES);
-		name_c_frames(&sy, &t);
+		dd_name_c_frames(&sy, &t);
 		for (uint32_t f = 0; f < t.nframes && n < 16; f++)
 			if (is_java(&t.frames[f]))
 				j[n++] = &t.frames[f];

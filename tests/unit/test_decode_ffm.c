@@ -33,58 +33,6 @@
 
 static struct frame frames[TRACE_MAX_FRAMES];
 
-struct syms {
-	uint64_t lo[32], hi[32];
-	char name[32][40];
-	int n;
-	uint64_t base;
-};
-
-static int load_syms(const char *name, struct syms *s)
-{
-	char path[256], line[256];
-	FILE *f;
-
-	memset(s, 0, sizeof(*s));
-	snprintf(path, sizeof(path), DATA "/%s.syms", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f) && s->n < 32) {
-		unsigned long long a, sz;
-		char nm[40];
-
-		if (sscanf(line, "base %llx", &a) == 1)
-			s->base = a;
-		else if (sscanf(line, "%llx %llx %39s", &a, &sz, nm) == 3) {
-			s->lo[s->n] = a;
-			s->hi[s->n] = a + sz;
-			snprintf(s->name[s->n], sizeof(s->name[0]), "%s", nm);
-			s->n++;
-		}
-	}
-	fclose(f);
-	return s->base && s->n ? 0 : -1;
-}
-
-/* a return pc (pc - 1 is in the call) or a sampled pc */
-static const char *sym_of(const struct syms *s, uint64_t pc, bool ret)
-{
-	uint64_t p = ret ? pc - 1 : pc;
-
-	for (int i = 0; i < s->n; i++)
-		if (p >= s->base + s->lo[i] && p < s->base + s->hi[i])
-			return s->name[i];
-	return NULL;
-}
-
-static void name_c_frames(const struct syms *s, struct trace *t)
-{
-	for (uint32_t i = 0; i < t->nframes; i++)
-		if (t->frames[i].type == FRAME_NON_JAVA && !t->frames[i].symbol)
-			t->frames[i].symbol = sym_of(s, t->frames[i].pc, true);
-}
-
 static const char *thread_name(const struct dd_set *d, uint32_t tid)
 {
 	const struct codemap_thread *th = codemap__thread(d->cm, tid, 0);
@@ -244,7 +192,7 @@ static void trace_with_state(struct decoder *dec, const struct dd_set *d,
 static void test_ffm_chains(void **state)
 {
 	struct dd_set d;
-	struct syms sy;
+	struct dd_syms sy;
 	struct strtab *st = strtab__new();
 	struct decoder *dec = decoder__new(NULL, st);
 	char err[256];
@@ -254,11 +202,11 @@ static void test_ffm_chains(void **state)
 	(void)state;
 	if (dd_load(&d, DATA, "ffm-25", err, sizeof(err)))
 		fail_msg("ffm-25: %s", err);
-	assert_int_equal(load_syms("ffm-25", &sy), 0);
+	assert_int_equal(dd_load_syms(DATA, "ffm-25", &sy), 0);
 	for (size_t i = 0; i < d.n; i++) {
 		const struct dd_rec *r = &d.recs[i];
 		const char *tn = thread_name(&d, r->s.hdr->ns_tid);
-		const char *top = sym_of(&sy, r->s.hdr->ip, false);
+		const char *top = dd_sym_of(&sy, r->s.hdr->ip, false);
 		struct trace t;
 		int k = !strcmp(tn, "ffm") ? 0 : !strcmp(tn, "ffmcrit") ? 1 :
 			!strcmp(tn, "ffmup") ? 2 : -1;
@@ -270,7 +218,7 @@ static void test_ffm_chains(void **state)
 		assert_false(r->s.hdr->flags & ASGST_SF_THREAD_INFO);
 		decoder__trace(dec, &r->s, d.cm, true, &t, frames,
 			       TRACE_MAX_FRAMES);
-		name_c_frames(&sy, &t);
+		dd_name_c_frames(&sy, &t);
 		ok = k == 2 ? upcall_ok(&t, true) :
 			     downcall_ok(&t, k == 1, k == 1);
 		tot[k]++;
@@ -284,12 +232,12 @@ static void test_ffm_chains(void **state)
 		tstate++;
 		trace_with_state(dec, &d, r, vm_of(&d)->thread_state_in_java, 0,
 				 &t);
-		name_c_frames(&sy, &t);
+		dd_name_c_frames(&sy, &t);
 		ok = downcall_ok(&t, k == 1, true) &&
 		     t.state == TRACE_STATE_IN_JAVA;
 		trace_with_state(dec, &d, r, vm_of(&d)->thread_state_in_native, 0,
 				 &t);
-		name_c_frames(&sy, &t);
+		dd_name_c_frames(&sy, &t);
 		gstate += ok && downcall_ok(&t, k == 1, false) &&
 			  t.state == TRACE_STATE_IN_NATIVE;
 		if (k == 1)
@@ -319,7 +267,7 @@ static void test_ffm_chains(void **state)
 static void test_ffm_upcall_anchor(void **state)
 {
 	struct dd_set d;
-	struct syms sy;
+	struct dd_syms sy;
 	struct strtab *st = strtab__new();
 	struct decoder *dec = decoder__new(NULL, st);
 	char err[256];
@@ -328,7 +276,7 @@ static void test_ffm_upcall_anchor(void **state)
 	(void)state;
 	if (dd_load(&d, DATA, "ffm-25", err, sizeof(err)))
 		fail_msg("ffm-25: %s", err);
-	assert_int_equal(load_syms("ffm-25", &sy), 0);
+	assert_int_equal(dd_load_syms(DATA, "ffm-25", &sy), 0);
 	for (size_t i = 0; i < d.n; i++) {
 		struct dd_rec *r = &d.recs[i];
 		const struct asgst_sample_hdr *h = r->s.hdr;
@@ -342,7 +290,7 @@ static void test_ffm_upcall_anchor(void **state)
 			continue;
 		decoder__trace(dec, &r->s, d.cm, true, &t, frames,
 			       TRACE_MAX_FRAMES);
-		name_c_frames(&sy, &t);
+		dd_name_c_frames(&sy, &t);
 		if (!upcall_ok(&t, true))
 			continue;
 		/*
@@ -356,8 +304,8 @@ static void test_ffm_upcall_anchor(void **state)
 		for (size_t o = 0; o + 16 <= h->window_len; o += 8) {
 			memcpy(&w0, win + o, 8);
 			memcpy(&w1, win + o + 8, 8);
-			if (w0 > h->sp + o && sym_of(&sy, w1, true) &&
-			    !strcmp(sym_of(&sy, w1, true), "fu_a")) {
+			if (w0 > h->sp + o && dd_sym_of(&sy, w1, true) &&
+			    !strcmp(dd_sym_of(&sy, w1, true), "fu_a")) {
 				memset(win + o, 0, 8);
 				hits++;
 			}
@@ -369,7 +317,7 @@ static void test_ffm_upcall_anchor(void **state)
 		free(orig);
 		if (!hits)
 			continue;
-		name_c_frames(&sy, &t);
+		dd_name_c_frames(&sy, &t);
 		tried++;
 		good += upcall_ok(&t, false);
 	}
