@@ -659,7 +659,10 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 			h->tid = ntid;
 			h->cpu = bpf_get_smp_processor_id();
 			h->ktime_ns = out;
-			h->weight_ns = now > out ? now - out : 0;
+			/* the fast monotonic clock may not have moved (or
+			 * read a hair behind on another CPU) for a very short
+			 * switch: it still took time, count the least */
+			h->weight_ns = now > out ? now - out : 1;
 			bpf_probe_read_kernel_str(h->comm, sizeof(h->comm),
 						  next->comm);
 			submit(h);

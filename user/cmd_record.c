@@ -724,9 +724,10 @@ int cmd_record(int argc, char **argv)
 	}
 	/* whatever is in the ring buffer still counts */
 	capture__drain(cap, on_record, pl);
-	profile__meta(prof)->duration_ns = mono_ns() - t0;
+	profile__meta(prof)->end_ns = mono_ns();
+	profile__meta(prof)->duration_ns = profile__meta(prof)->end_ns - t0;
 	t_dec = mono_ns();
-	pipeline__finish(pl);
+	pipeline__finish(pl, profile__meta(prof)->end_ns);
 	decode_ns += mono_ns() - t_dec;
 	if (tty)
 		fputs("\r\033[K", stderr);

@@ -172,6 +172,7 @@ static int on_context(struct pass *ps, uint32_t type, const void *pay,
 		pm->events = m.events;
 		pm->offcpu_events = m.offcpu_events;
 		pm->offcpu_lost = m.offcpu_lost;
+		pm->end_ns = m.end_ns;
 	} else if (type == RAW_STACKS) {
 		if (raw__load_stacks(ps->prof, pay, len)) {
 			snprintf(err, errlen, "%s: corrupt stacks chunk", ps->in);
@@ -348,7 +349,7 @@ int cmd_report(int argc, char **argv)
 		rc = raw_pass(&ps, on_proc, err, sizeof(err));
 	if (!rc)
 		rc = raw_pass(&ps, on_sample, err, sizeof(err));
-	pipeline__finish(pl);
+	pipeline__finish(pl, profile__meta(prof)->end_ns);
 	if (rc) {
 		fprintf(stderr, "asgst-bpf report: %s\n", err);
 		goto cleanup;

@@ -493,7 +493,7 @@ static struct asgst_sample_hdr *queued_hdr(struct queued *q)
  * Off-CPU: a thread's stack is recorded as it leaves the CPU, and its
  * weight (the time until it ran again) arrives later in an END record of
  * the same tid and time; the stack waits for it here. A thread still off
- * the CPU when the recording ends is weighed up to the newest record.
+ * the CPU when the recording ends is weighed up to its end.
  */
 static void offcpu_end(struct pipeline *pl, const struct asgst_sample_hdr *e)
 {
@@ -507,9 +507,10 @@ static void offcpu_end(struct pipeline *pl, const struct asgst_sample_hdr *e)
 	enqueue(pl, q);
 }
 
-static void offcpu_flush(struct pipeline *pl)
+static void offcpu_flush(struct pipeline *pl, uint64_t end_ns)
 {
 	struct u64map *m = &pl->offcpu_pending;
+	uint64_t end = end_ns > pl->last_ktime ? end_ns : pl->last_ktime;
 
 	for (size_t i = 0; i < m->cap; i++) {
 		struct queued *q = (struct queued *)(uintptr_t)m->vals[i];
@@ -519,8 +520,7 @@ static void offcpu_flush(struct pipeline *pl)
 			continue;
 		m->vals[i] = 1;
 		h = queued_hdr(q);
-		h->weight_ns = pl->last_ktime > h->ktime_ns ?
-			       pl->last_ktime - h->ktime_ns : 0;
+		h->weight_ns = end > h->ktime_ns ? end - h->ktime_ns : 0;
 		enqueue(pl, q);
 	}
 }
@@ -670,9 +670,9 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	}
 }
 
-void pipeline__finish(struct pipeline *pl)
+void pipeline__finish(struct pipeline *pl, uint64_t end_ns)
 {
-	offcpu_flush(pl);
+	offcpu_flush(pl, end_ns);
 	pipeline__process(pl, 0, true);
 }
 

@@ -51,9 +51,10 @@ void pipeline__free(struct pipeline *pl);
 int pipeline__push(struct pipeline *pl, const void *data, size_t len);
 /* decode queued samples older than the delay (all when flush) */
 void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush);
-/* end of the recording: off-CPU stacks still waiting for their thread to
- * run again are weighed up to the newest record, then all is decoded */
-void pipeline__finish(struct pipeline *pl);
+/* end of the recording (end_ns: CLOCK_MONOTONIC, the sampler's clock; 0
+ * unknown): off-CPU stacks still waiting for their thread to run again are
+ * weighed up to then (at least to the newest record), then all is decoded */
+void pipeline__finish(struct pipeline *pl, uint64_t end_ns);
 void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out);
 /* look at a process now (targets of -p / --), not at its first sample */
 int pipeline__prime(struct pipeline *pl, pid_t pid);

@@ -23,6 +23,7 @@ struct profile_meta {
 	uint32_t events;	/* ASGST_EVMASK_* recorded; 0: cpu */
 	uint64_t offcpu_events;	/* off-CPU stacks recorded */
 	uint64_t offcpu_lost;	/* off-CPU stacks lost (ring full) */
+	uint64_t end_ns;	/* when the recording ended, CLOCK_MONOTONIC */
 };
 
 struct profile_stack {

@@ -229,6 +229,7 @@ int raw_writer__close(struct raw_writer *w, const struct profile *p)
 			.events = m->events,
 			.offcpu_events = m->offcpu_events,
 			.offcpu_lost = m->offcpu_lost,
+			.end_ns = m->end_ns,
 		};
 
 		raw_writer__chunk(w, RAW_META, &rm, sizeof(rm), NULL, 0);

@@ -78,6 +78,7 @@ struct raw_meta {
 	/* added with off-CPU recording; absent from older files */
 	uint64_t offcpu_events;
 	uint64_t offcpu_lost;
+	uint64_t end_ns;	/* recording end, the samples' clock; 0 before */
 };
 #define RAW_META_V1_SIZE	32	/* before the off-CPU fields */
 
