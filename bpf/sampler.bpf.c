@@ -89,12 +89,25 @@ struct {
 	__type(value, struct asgst_jvm_cont);
 } jvm_conts SEC(".maps");
 
-/* off-CPU: when a recorded thread left the CPU, by tid */
+/*
+ * Off-CPU: when a recorded thread left the CPU. Task storage, not a hash
+ * by tid: it goes with the task (no stale entries, no size limit), and an
+ * LRU hash evicts live entries under the churn of 100 k switches/s spread
+ * over CPUs, which loses the END of a switch. rec_ns is the record's time
+ * and names its stack (the END record carries it back); the clock runs
+ * from start_ns, the end of the capture.
+ */
+struct offcpu_out {
+	__u64 rec_ns;		/* 0: not off the CPU in a recording */
+	__u64 start_ns;
+	__u64 ran_ns;		/* its se.sum_exec_runtime then */
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u64);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_out);
 } offcpu_start SEC(".maps");
 
 struct {
@@ -104,13 +117,18 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-static __always_inline void stat_inc(__u32 idx)
+static __always_inline void stat_add(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
 
-	/* per-CPU slot, and this program does not nest on a CPU */
+	/* per-CPU slot, and these programs do not nest on a CPU */
 	if (v)
-		(*v)++;
+		*v += n;
+}
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	stat_add(idx, 1);
 }
 
 static __always_inline bool in_cgroup(void)
@@ -629,6 +647,39 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
 }
 
 /*
+ * The END record of an off-CPU stack: header only, the record's time names
+ * the stack, weight_ns the time off the CPU.
+ */
+static __always_inline void offcpu_end(struct task_struct *task,
+				       __u64 rec_ns, __u64 weight)
+{
+	struct asgst_sample_hdr *h;
+
+	h = bpf_ringbuf_reserve(&events, HDR_BYTES, 0);
+	if (!h) {
+		stat_inc(ASGST_STAT_OFFCPU_LOST);
+		return;
+	}
+	__builtin_memset(h, 0, sizeof(*h));
+	h->magic = ASGST_SAMPLE_MAGIC;
+	h->version = ASGST_SAMPLE_VERSION;
+	h->hdr_size = HDR_BYTES;
+	h->event = ASGST_EV_OFFCPU_END;
+	h->window_off = HDR_BYTES;
+	h->flags = ASGST_SF_NO_USER;
+	h->pid = task->tgid;
+	h->tid = task->pid;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ktime_ns = rec_ns;
+	/* the fast monotonic clock may not have moved (or read a hair
+	 * behind on another CPU) for a very short switch: it still took
+	 * time, count the least */
+	h->weight_ns = weight ? weight : 1;
+	bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
+	submit(h);
+}
+
+/*
  * Off-CPU: the stack of a target thread as it leaves the CPU (current is
  * still prev here), and when it runs again a header-only END record with
  * the time in between; user space joins the two by (tid, ktime_ns).
@@ -637,38 +688,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	__u32 ntid = next->pid;
-	__u64 id, now = bpf_ktime_get_ns(), *t0;
-	struct asgst_sample_hdr *h;
+	__u64 id, now = bpf_ktime_get_ns(), start, ran;
+	struct offcpu_out *t0;
 
-	t0 = bpf_map_lookup_elem(&offcpu_start, &ntid);
-	if (t0) {
-		__u64 out = *t0;
-
-		bpf_map_delete_elem(&offcpu_start, &ntid);
-		h = bpf_ringbuf_reserve(&events, HDR_BYTES, 0);
-		if (h) {
-			__builtin_memset(h, 0, sizeof(*h));
-			h->magic = ASGST_SAMPLE_MAGIC;
-			h->version = ASGST_SAMPLE_VERSION;
-			h->hdr_size = HDR_BYTES;
-			h->event = ASGST_EV_OFFCPU_END;
-			h->window_off = HDR_BYTES;
-			h->flags = ASGST_SF_NO_USER;
-			h->pid = next->tgid;
-			h->tid = ntid;
-			h->cpu = bpf_get_smp_processor_id();
-			h->ktime_ns = out;
-			/* the fast monotonic clock may not have moved (or
-			 * read a hair behind on another CPU) for a very short
-			 * switch: it still took time, count the least */
-			h->weight_ns = now > out ? now - out : 1;
-			bpf_probe_read_kernel_str(h->comm, sizeof(h->comm),
-						  next->comm);
-			submit(h);
-		} else {
-			stat_inc(ASGST_STAT_OFFCPU_LOST);
-		}
+	t0 = bpf_task_storage_get(&offcpu_start, next, NULL, 0);
+	if (t0 && t0->rec_ns) {
+		offcpu_end(next, t0->rec_ns,
+			   now > t0->start_ns ? now - t0->start_ns : 0);
+		t0->rec_ns = 0;
 	}
 
 	id = bpf_get_current_pid_tgid();
@@ -676,6 +703,27 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 		return 0;
 	if (!is_target(id >> 32))
 		return 0;
+	t0 = bpf_task_storage_get(&offcpu_start, prev, NULL,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t0) {	/* no memory, or the storage is busy: no END to come */
+		stat_inc(ASGST_STAT_OFFCPU_LOST);
+		return 0;
+	}
+	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	if (t0->rec_ns) {
+		/*
+		 * It left the CPU before and is leaving again, yet no switch
+		 * brought it back: this kernel (6.18 in a VM) now and then
+		 * runs a task again without the sched_switch tracepoint, and
+		 * tracefs misses it too. Off-CPU time = wall time since then
+		 * less the CPU time it has had since.
+		 */
+		__u64 wall = now - t0->start_ns, cpu = ran - t0->ran_ns;
+
+		offcpu_end(prev, t0->rec_ns, wall > cpu ? wall - cpu : 0);
+		t0->rec_ns = 0;
+		stat_inc(ASGST_STAT_OFFCPU_NO_SWITCH_IN);
+	}
 	/* TASK_RUNNING (0) when it leaves the CPU: preempted, not blocked */
 	if (!record(ctx, prev, id, true, ASGST_EV_OFFCPU,
 		    preempt || !BPF_CORE_READ(prev, __state) ?
@@ -683,9 +731,16 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 		stat_inc(ASGST_STAT_OFFCPU_LOST);
 		return 0;
 	}
-	ntid = (__u32)id;
-	bpf_map_update_elem(&offcpu_start, &ntid, &now, BPF_ANY);
+	/* the clock starts once the stack is taken: the capture is the
+	 * profiler's cost, not time the thread waited (its CPU time stopped
+	 * before this tracepoint; at 100 k switches/s the capture would be
+	 * a tenth of its off-CPU time) */
+	start = bpf_ktime_get_ns();
+	t0->rec_ns = now;
+	t0->start_ns = start;
+	t0->ran_ns = ran;
 	stat_inc(ASGST_STAT_OFFCPU);
+	stat_add(ASGST_STAT_OFFCPU_CAPTURE_NS, start - now);
 	return 0;
 }
 

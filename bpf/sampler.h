@@ -154,6 +154,12 @@ enum asgst_stat {
 	ASGST_STAT_IDLE,	/* idle task: not recorded */
 	ASGST_STAT_OFFCPU,	/* off-CPU records submitted */
 	ASGST_STAT_OFFCPU_LOST,	/* off-CPU: ring buffer full */
+	/* ns spent taking off-CPU stacks, while their threads switched out:
+	 * the profiler's time, in neither their CPU time nor offcpu_ns */
+	ASGST_STAT_OFFCPU_CAPTURE_NS,
+	/* a recorded thread left the CPU again with no switch seen that
+	 * brought it back: its END is inferred from its CPU time */
+	ASGST_STAT_OFFCPU_NO_SWITCH_IN,
 	ASGST_STAT_MAX,
 };
 

@@ -541,11 +541,21 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 		ps->decoded ? (double)decode_ns / (double)ps->decoded : 0.0,
 		(unsigned long long)ps->decode_errors, ru.ru_maxrss);
 	capture__offcpu_stats(c, &run_ns, &run_cnt);
-	if (run_cnt)
+	if (run_cnt) {
+		uint64_t st[ASGST_STAT_MAX] = { 0 };
+
+		capture__stats(c, st);
 		fprintf(stderr, "stats: bpf_offcpu_run_ns=%llu "
-			"bpf_offcpu_run_cnt=%llu bpf_ns_per_switch=%.0f\n",
+			"bpf_offcpu_run_cnt=%llu bpf_ns_per_switch=%.0f "
+			"offcpu_capture_ns=%llu offcpu_no_switch_in=%llu "
+			"offcpu_no_end=%llu offcpu_stray_end=%llu\n",
 			(unsigned long long)run_ns, (unsigned long long)run_cnt,
-			(double)run_ns / (double)run_cnt);
+			(double)run_ns / (double)run_cnt,
+			(unsigned long long)st[ASGST_STAT_OFFCPU_CAPTURE_NS],
+			(unsigned long long)st[ASGST_STAT_OFFCPU_NO_SWITCH_IN],
+			(unsigned long long)ps->offcpu_no_end,
+			(unsigned long long)ps->offcpu_stray_end);
+	}
 }
 
 int cmd_record(int argc, char **argv)
@@ -738,6 +748,8 @@ int cmd_record(int argc, char **argv)
 	profile__meta(prof)->events = co.events;
 	profile__meta(prof)->offcpu_events = st[ASGST_STAT_OFFCPU];
 	profile__meta(prof)->offcpu_lost = st[ASGST_STAT_OFFCPU_LOST];
+	profile__meta(prof)->offcpu_capture_ns =
+		st[ASGST_STAT_OFFCPU_CAPTURE_NS];
 	pipeline__stats(pl, &ps);
 	for (size_t i = 0; i < a.nout; i++) {
 		if (a.formats[i] == OUT_RAW) {
@@ -758,9 +770,13 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	if (co.events & ASGST_EVMASK_OFFCPU)
-		fprintf(stderr, "asgst-bpf: %llu off-CPU stacks, %llu lost\n",
+		fprintf(stderr, "asgst-bpf: %llu off-CPU stacks, %llu lost, "
+			"%.1f us each to take\n",
 			(unsigned long long)st[ASGST_STAT_OFFCPU],
-			(unsigned long long)st[ASGST_STAT_OFFCPU_LOST]);
+			(unsigned long long)st[ASGST_STAT_OFFCPU_LOST],
+			st[ASGST_STAT_OFFCPU] ?
+			(double)st[ASGST_STAT_OFFCPU_CAPTURE_NS] / 1e3 /
+			(double)st[ASGST_STAT_OFFCPU] : 0.0);
 	fprintf(stderr, "asgst-bpf: %llu samples, %llu lost, %zu stacks, "
 		"%llu processes (%llu JVMs) ->",
 		(unsigned long long)st[ASGST_STAT_SAMPLES],

@@ -173,6 +173,7 @@ static int on_context(struct pass *ps, uint32_t type, const void *pay,
 		pm->offcpu_events = m.offcpu_events;
 		pm->offcpu_lost = m.offcpu_lost;
 		pm->end_ns = m.end_ns;
+		pm->offcpu_capture_ns = m.offcpu_capture_ns;
 	} else if (type == RAW_STACKS) {
 		if (raw__load_stacks(ps->prof, pay, len)) {
 			snprintf(err, errlen, "%s: corrupt stacks chunk", ps->in);

@@ -500,8 +500,10 @@ static void offcpu_end(struct pipeline *pl, const struct asgst_sample_hdr *e)
 	uint64_t v = u64map__get(&pl->offcpu_pending, e->tid);
 	struct queued *q = (struct queued *)(uintptr_t)v;
 
-	if (v <= 1 || queued_hdr(q)->ktime_ns != e->ktime_ns)
-		return;		/* its stack was lost, or not ours */
+	if (v <= 1 || queued_hdr(q)->ktime_ns != e->ktime_ns) {
+		pl->stats.offcpu_stray_end++;	/* its stack was lost */
+		return;
+	}
 	u64map__put(&pl->offcpu_pending, e->tid, 1);
 	queued_hdr(q)->weight_ns = e->weight_ns;
 	enqueue(pl, q);
@@ -557,8 +559,10 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 			free(q);
 			return -ENOMEM;
 		}
-		if (old > 1)	/* its END was lost: count it, no time */
+		if (old > 1) {	/* its END was lost: count it, no time */
+			pl->stats.offcpu_no_end++;
 			enqueue(pl, (struct queued *)(uintptr_t)old);
+		}
 		return 0;
 	}
 	enqueue(pl, q);

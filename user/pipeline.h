@@ -40,6 +40,8 @@ struct pipeline_stats {
 	uint64_t jvms_decoded;	/* JVMs with a usable code map */
 	uint64_t attached;	/* agents injected by this run */
 	size_t queued;		/* samples waiting to be decoded */
+	uint64_t offcpu_no_end;	/* off-CPU stacks whose END never came */
+	uint64_t offcpu_stray_end; /* END records with no stack waiting */
 };
 
 struct pipeline;

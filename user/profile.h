@@ -24,6 +24,7 @@ struct profile_meta {
 	uint64_t offcpu_events;	/* off-CPU stacks recorded */
 	uint64_t offcpu_lost;	/* off-CPU stacks lost (ring full) */
 	uint64_t end_ns;	/* when the recording ended, CLOCK_MONOTONIC */
+	uint64_t offcpu_capture_ns; /* taking off-CPU stacks (profiler time) */
 };
 
 struct profile_stack {

@@ -230,6 +230,7 @@ int raw_writer__close(struct raw_writer *w, const struct profile *p)
 			.offcpu_events = m->offcpu_events,
 			.offcpu_lost = m->offcpu_lost,
 			.end_ns = m->end_ns,
+			.offcpu_capture_ns = m->offcpu_capture_ns,
 		};
 
 		raw_writer__chunk(w, RAW_META, &rm, sizeof(rm), NULL, 0);

@@ -79,6 +79,7 @@ struct raw_meta {
 	uint64_t offcpu_events;
 	uint64_t offcpu_lost;
 	uint64_t end_ns;	/* recording end, the samples' clock; 0 before */
+	uint64_t offcpu_capture_ns;	/* 0 in older files */
 };
 #define RAW_META_V1_SIZE	32	/* before the off-CPU fields */
 

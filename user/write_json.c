@@ -173,14 +173,14 @@ int write_json(const struct profile *p, FILE *f)
 		",\"duration_ns\":%" PRIu64 ",\"samples\":%" PRIu64
 		",\"lost\":%" PRIu64 ",\"events\":[%s%s%s]"
 		",\"offcpu_samples\":%" PRIu64 ",\"offcpu_lost\":%" PRIu64
-		",\n\"stacks\":[", m->frequency_hz,
+		",\"offcpu_capture_ns\":%" PRIu64 ",\n\"stacks\":[", m->frequency_hz,
 		m->duration_ns, m->samples, m->lost,
 		m->events & ASGST_EVMASK_OFFCPU && !(m->events & ASGST_EVMASK_CPU) ?
 		"" : "\"cpu\"",
 		(m->events & ASGST_EVMASK_OFFCPU) &&
 		(m->events & ASGST_EVMASK_CPU) ? "," : "",
 		m->events & ASGST_EVMASK_OFFCPU ? "\"offcpu\"" : "",
-		m->offcpu_events, m->offcpu_lost);
+		m->offcpu_events, m->offcpu_lost, m->offcpu_capture_ns);
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_stack *ps = profile__stack(p, i);
 		const struct trace *t = &ps->trace;

@@ -170,10 +170,11 @@ static void test_fixture_round_trip(void **state)
 	for (size_t i = 0; i < len; i++)
 		assert_true((unsigned char)buf[i] >= 0x20 || buf[i] == '\n');
 	root = parse_strict(buf, len);
-	assert_int_equal(nkeys(root), 10);
+	assert_int_equal(nkeys(root), 11);
 	assert_int_equal(json_object_array_length(get(root, "events",
 						      json_type_array)), 1);
 	assert_int_equal(get_int(root, "offcpu_samples"), 0);
+	assert_int_equal(get_int(root, "offcpu_capture_ns"), 0);
 	assert_string_equal(get_str(root, "format"), "asgst-bpf");
 	assert_int_equal(get_int(root, "version"), 1);
 	assert_int_equal(get_int(root, "frequency_hz"), 99);
@@ -268,6 +269,7 @@ static void test_runtime_fields(void **state)
 	assert_non_null(p);
 	profile__meta(p)->events = ASGST_EVMASK_CPU | ASGST_EVMASK_OFFCPU;
 	profile__meta(p)->offcpu_events = 7;
+	profile__meta(p)->offcpu_capture_ns = 31234;
 	/* the same stack twice: one entry, weights summed */
 	assert_int_equal(profile__add(p, &t, 1, 1500), 0);
 	assert_int_equal(profile__add(p, &t, 1, 2500), 0);
@@ -278,6 +280,7 @@ static void test_runtime_fields(void **state)
 	assert_int_equal(json_object_array_length(get(root, "events",
 						      json_type_array)), 2);
 	assert_int_equal(get_int(root, "offcpu_samples"), 7);
+	assert_int_equal(get_int(root, "offcpu_capture_ns"), 31234);
 	assert_int_equal(json_object_array_length(get(root, "stacks",
 						      json_type_array)), 2);
 	js = json_object_array_get_idx(get(root, "stacks", json_type_array), 0);
