@@ -54,23 +54,16 @@ struct {
 } window_pids SEC(".maps");
 
 /*
- * Stack mapping of a thread, by pid_tgid. bpf_find_vma has to defer the
- * mmap-lock release to an irq_work when called from the timer interrupt,
- * which costs a self-IPI (several us in a VM): look it up once per thread.
- * A main-thread stack grows down, so sp below start means look again.
+ * Stack mapping of a thread. bpf_find_vma has to defer the mmap-lock
+ * release to an irq_work when called from the timer interrupt, which
+ * costs a self-IPI (several us in a VM): look it up once per thread. A
+ * main-thread stack grows down, so sp below start means look again.
  */
 struct stack_range {
 	__u64 start;
 	__u64 end;	/* mapping end, or the first unreadable page */
 	__u64 hole;	/* end is an unreadable page inside the mapping */
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, struct stack_range);
-} stack_ranges SEC(".maps");
 
 /* JavaThreads of JVMs with the agent (bpf/sampler.h); LRU so the threads
  * of processes gone without a word are pushed out, never the other way */
@@ -80,6 +73,10 @@ struct {
 	__type(key, struct asgst_jthread_key);
 	__type(value, struct asgst_jthread);
 } jthreads SEC(".maps");
+
+/* bumped by user space after it changes jthreads: a thread's cached copy
+ * (struct thread_cache) is looked up again when it is older */
+volatile __u32 jthreads_gen = 1;
 
 /* JVMs whose virtual threads' frozen frames can be found, by tgid */
 struct {
@@ -177,41 +174,63 @@ static __always_inline __u32 ns_nr(struct pid *pid)
 	return nr;
 }
 
-/* a thread's pid and tid in its innermost namespace: fixed for its life,
- * so read once (half a dozen kernel reads) and kept by pid_tgid, checked
- * against the task's start time */
-struct ns_ids {
+/*
+ * What a sample needs of its thread that does not change from sample to
+ * sample, kept by pid_tgid in one entry (one lookup instead of one per
+ * item: a cold hash lookup is a few hundred ns at 99 Hz): its pid and tid
+ * in the innermost namespace (half a dozen kernel reads, fixed for its
+ * life; start_time tells a reused tid), its stack mapping, and a copy of
+ * its "jthreads" entry as of jthreads_gen.
+ */
+struct thread_cache {
 	__u64 start_time;	/* the task's: a reused tid is another task */
 	__u32 ns_pid;
 	__u32 ns_tid;
+	__u32 jt_gen;		/* jthreads_gen of the copy; 0: none yet */
+	__u32 jt_found;		/* jt holds the thread's entry */
+	struct stack_range range;	/* start == end: not known */
+	struct asgst_jthread jt;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 32768);
 	__type(key, __u64);
-	__type(value, struct ns_ids);
-} ns_cache SEC(".maps");
+	__type(value, struct thread_cache);
+} thread_cache SEC(".maps");
 
-static __always_inline void get_ns_ids(struct task_struct *task, __u64 id,
-				       struct asgst_sample_hdr *h)
+/* the thread's entry, made when missing or stale; NULL when the map is
+ * full and busy: the callers read everything directly then */
+static __always_inline struct thread_cache *
+get_thread(struct task_struct *task, __u64 id)
 {
-	struct ns_ids *c = bpf_map_lookup_elem(&ns_cache, &id), v;
+	struct thread_cache *c = bpf_map_lookup_elem(&thread_cache, &id), v;
 	__u64 start = task->start_time;
 
-	if (c && c->start_time == start) {
+	if (c && c->start_time == start)
+		return c;
+	__builtin_memset(&v, 0, sizeof(v));
+	v.start_time = start;
+	v.ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
+	v.ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
+	/* a thread that is exiting may have no pid left: do not keep 0 */
+	if (!v.ns_pid || !v.ns_tid)
+		return NULL;
+	bpf_map_update_elem(&thread_cache, &id, &v, BPF_ANY);
+	return bpf_map_lookup_elem(&thread_cache, &id);
+}
+
+static __always_inline void get_ns_ids(struct task_struct *task,
+				       const struct thread_cache *c,
+				       struct asgst_sample_hdr *h)
+{
+	if (c) {
 		h->ns_pid = c->ns_pid;
 		h->ns_tid = c->ns_tid;
 		return;
 	}
-	v.start_time = start;
-	v.ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
-	v.ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
-	h->ns_pid = v.ns_pid;
-	h->ns_tid = v.ns_tid;
-	/* a thread that is exiting may have no pid left: do not keep 0 */
-	if (v.ns_pid && v.ns_tid)
-		bpf_map_update_elem(&ns_cache, &id, &v, BPF_ANY);
+	h->ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
+	h->ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
 }
 
 static long vma_range_cb(struct task_struct *task, struct vm_area_struct *vma,
@@ -248,22 +267,22 @@ static __always_inline __u64 probe_pages(__u64 sp, __u64 lim)
  * mapping cannot be found (mmap lock busy), probe one byte per page until
  * a read fails.
  */
-static __always_inline __u32 window_len(struct task_struct *task, __u64 id,
-					 __u64 sp, __u32 want, bool *cut,
-					 bool *hole)
+static __always_inline __u32 window_len(struct task_struct *task,
+					 struct thread_cache *tc, __u64 sp,
+					 __u32 want, bool *cut, bool *hole)
 {
-	struct stack_range *cr, r = {};
+	struct stack_range r = {};
 	__u64 lim = sp + want, end;
 
 	*cut = false;
 	*hole = false;
-	cr = bpf_map_lookup_elem(&stack_ranges, &id);
-	if (cr && sp >= cr->start && sp < cr->end) {
-		end = cr->end;
-		*hole = cr->hole && end < lim;
+	if (tc && sp >= tc->range.start && sp < tc->range.end) {
+		end = tc->range.end;
+		*hole = tc->range.hole && end < lim;
 	} else if (bpf_find_vma(task, sp, vma_range_cb, &r, 0) == 0 &&
 		   sp >= r.start && sp < r.end) {
-		bpf_map_update_elem(&stack_ranges, &id, &r, BPF_ANY);
+		if (tc)
+			tc->range = r;
 		end = r.end;
 	} else {
 		__u8 tmp;
@@ -280,13 +299,12 @@ static __always_inline __u32 window_len(struct task_struct *task, __u64 id,
 }
 
 /* remember a hole so the next samples read up to it directly */
-static __always_inline void note_hole(__u64 id, __u64 sp, __u64 hole)
+static __always_inline void note_hole(struct thread_cache *tc, __u64 sp,
+				      __u64 hole)
 {
-	struct stack_range *cr = bpf_map_lookup_elem(&stack_ranges, &id);
-
-	if (cr && sp >= cr->start && hole > sp && hole < cr->end) {
-		cr->end = hole;
-		cr->hole = 1;
+	if (tc && sp >= tc->range.start && hole > sp && hole < tc->range.end) {
+		tc->range.end = hole;
+		tc->range.hole = 1;
 	}
 }
 
@@ -306,13 +324,25 @@ static __always_inline void submit(void *rec)
 
 /* the JavaThread words of the sampled thread, if the merger knows it */
 static __always_inline void read_jthread(struct asgst_sample_hdr *h,
-					 __u32 tgid)
+					 __u32 tgid, struct thread_cache *tc)
 {
 	struct asgst_jthread_key k = { .tgid = tgid, .ns_tid = h->ns_tid };
-	struct asgst_jthread *jt = bpf_map_lookup_elem(&jthreads, &k);
+	struct asgst_jthread *jt;
+	__u32 gen = jthreads_gen;
 	__u64 base;
 	__u32 st = 0;
 
+	if (tc && tc->jt_gen == gen) {
+		jt = tc->jt_found ? &tc->jt : NULL;
+	} else {
+		jt = bpf_map_lookup_elem(&jthreads, &k);
+		if (tc) {
+			tc->jt_found = jt != NULL;
+			if (jt)
+				tc->jt = *jt;
+			tc->jt_gen = gen;
+		}
+	}
 	if (!jt || !jt->java_thread)
 		return;
 	base = jt->java_thread;
@@ -343,6 +373,7 @@ static __always_inline void read_jthread(struct asgst_sample_hdr *h,
  */
 static __always_inline __u32 fill_head(void *ctx, void *rec,
 				       struct task_struct *task, __u64 id,
+				       const struct thread_cache *tc,
 				       bool user, bool kmode, __u32 event,
 				       __u64 now)
 {
@@ -358,7 +389,7 @@ static __always_inline __u32 fill_head(void *ctx, void *rec,
 	h->event = event;
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
-	get_ns_ids(task, id, h);
+	get_ns_ids(task, tc, h);
 	h->cpu = bpf_get_smp_processor_id();
 	h->ktime_ns = now;
 	h->cgroup_id = bpf_get_current_cgroup_id();
@@ -546,6 +577,7 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 	const struct asgst_jvm_cont *jc = NULL;
 	__u32 tgid = id >> 32, kbytes, want = window_size;
 	bool user = task->mm != NULL, cut, hole;
+	struct thread_cache *tc = get_thread(task, id);
 	__u64 len;
 	void *rec;
 
@@ -554,7 +586,8 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 		rec = bpf_ringbuf_reserve(&events, REC_BASE, 0);
 		if (!rec)
 			return false;
-		kbytes = fill_head(ctx, rec, task, id, user, kmode, event, now);
+		kbytes = fill_head(ctx, rec, task, id, tc, user, kmode, event,
+				   now);
 		h = rec;
 		h->flags |= xflags;
 		if (user)
@@ -566,17 +599,17 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 	rec = bpf_ringbuf_reserve(&events, REC_BASE + window_size, 0);
 	if (!rec)
 		return false;
-	kbytes = fill_head(ctx, rec, task, id, true, kmode, event, now);
+	kbytes = fill_head(ctx, rec, task, id, tc, true, kmode, event, now);
 	h = rec;
 	h->flags |= ASGST_SF_WINDOW_WANTED | xflags;
 	/* JVMs: the JavaThread words (thread state, anchor, continuation) */
-	read_jthread(h, tgid);
+	read_jthread(h, tgid, tc);
 	h->window_off = REC_BASE;
 	/* a virtual thread mounted: room for its frozen frames too */
 	if (h->jt_cont_entry && window_size >= 2 * ASGST_CHUNK_BYTES &&
 	    (jc = bpf_map_lookup_elem(&jvm_conts, &tgid)))
 		want = window_size - ASGST_CHUNK_BYTES;
-	len = window_len(task, id, h->sp, want, &cut, &hole);
+	len = window_len(task, tc, h->sp, want, &cut, &hole);
 	/* keep the bound where the verifier sees it, clang may fold it */
 	barrier_var(len);
 	if (len > want)
@@ -589,7 +622,7 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 		 * never touched it): keep what lies before the hole.
 		 */
 		len = probe_pages(h->sp, h->sp + len) - h->sp;
-		note_hole(id, h->sp, h->sp + len);
+		note_hole(tc, h->sp, h->sp + len);
 		barrier_var(len);
 		if (len > window_size)
 			len = window_size;

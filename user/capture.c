@@ -448,6 +448,10 @@ int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
 	} else if (bpf_map_delete_elem(fd, &k) && errno != ENOENT) {
 		return -errno;
 	}
+	/* after the change: the sampler's per-thread copies are older now
+	 * (0 is their "never looked up") */
+	__atomic_store_n(&c->skel->data->jthreads_gen,
+			 c->skel->data->jthreads_gen + 1 ? : 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
