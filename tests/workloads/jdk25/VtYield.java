@@ -140,6 +140,12 @@ public class VtYield {
 		for (int i = 0; i < WARM_THREADS; i++)
 			Thread.ofVirtual().start(VtYield::shortLoop).join();
 		warm = false;
+		/* the chain's first calls resolve its classes and constants
+		 * under locks: on JDK 24+ a virtual thread that blocks on one
+		 * unmounts (JEP 491), which would freeze the never-yielding
+		 * one's lower frames for good. Do them here, on this thread. */
+		for (int i = 0; i < 20; i++)
+			sink += c1(i, 0);
 		/* first, while a carrier is free: a thread started from this
 		 * platform thread queues behind the yielding ones and may wait */
 		for (int i = 0; i < nnoyield; i++)
@@ -149,29 +155,35 @@ public class VtYield {
 		 * yielding ones fill the queues (else it may never run) */
 		for (int i = 0; i < 1000 && noYieldRunning.get() < nnoyield; i++)
 			Thread.sleep(10);
-		for (int i = 0; i < nlong; i++)
-			Thread.ofVirtual().name("vlong-" + i).start(VtYield::longEntry);
-		for (int i = 0; i < nshort; i++) {
-			final int slot = i;
-			/* a virtual thread keeps one SHORT virtual thread alive;
-			 * started from a virtual thread, the new one queues on
-			 * the carriers' own queues, where the yielding LONG ones
-			 * are, and gets its turn */
-			Thread.ofVirtual().name("spawner-" + i).start(() -> {
-				long n = 0;
-				while (!stop) {
-					Thread v = Thread.ofVirtual()
-						.name("vshort-" + slot + "-" + n++)
-						.start(VtYield::shortLoop);
-					try {
-						v.join();
-					} catch (InterruptedException e) {
-						return;
+		/* the yielding ones are started from a virtual thread: from
+		 * this platform thread they would wait in the pool's external
+		 * queue, which carriers kept busy by yielding threads may not
+		 * look at for seconds (whichever kind starts last starves) */
+		Thread.ofVirtual().name("launcher").start(() -> {
+			for (int i = 0; i < nlong; i++)
+				Thread.ofVirtual().name("vlong-" + i).start(VtYield::longEntry);
+			for (int i = 0; i < nshort; i++) {
+				final int slot = i;
+				/* a virtual thread keeps one SHORT virtual thread alive;
+				 * started from a virtual thread, the new one queues on
+				 * the carriers' own queues, where the yielding LONG ones
+				 * are, and gets its turn */
+				Thread.ofVirtual().name("spawner-" + i).start(() -> {
+					long n = 0;
+					while (!stop) {
+						Thread v = Thread.ofVirtual()
+							.name("vshort-" + slot + "-" + n++)
+							.start(VtYield::shortLoop);
+						try {
+							v.join();
+						} catch (InterruptedException e) {
+							return;
+						}
+						spawned.incrementAndGet();
 					}
-					spawned.incrementAndGet();
-				}
-			});
-		}
+				});
+			}
+		}).join();
 		Thread p = new Thread(VtYield::platLoop, "plat");
 		p.setDaemon(true);
 		p.start();
