@@ -74,7 +74,9 @@ threads, pinned carriers, off-CPU stacks.
       next, this one or another); its
       switch-outs likewise against its getrusage count; no thread off-CPU
       longer than the recording; JSON offcpu_samples / offcpu_lost /
-      samples / lost equal to the summary lines'; lost <= 50 % of the
+      samples / lost equal to the summary lines', whose --stats line says
+      no off-CPU stack went without its END (nor an END without its stack)
+      when nothing was lost; lost <= 50 % of the
       events. Blocked-in-read stacks "preempted": false; with
       --spin, the cs-spin threads' off-CPU stacks (cs_spin) "preempted":
       true. --both: cpu and offcpu stacks of the chain in one run, cpu
@@ -872,6 +874,17 @@ def cmd_offcpu(a):
             txt = fh.read()
         sm = re.findall(r"asgst-bpf: (\d+) off-CPU stacks, (\d+) lost", txt)
         sc = re.findall(r"asgst-bpf: (\d+) samples, (\d+) lost", txt)
+        # --stats: every off-CPU stack found its END, every END its stack
+        # (an END is lost only with a full ring, counted in offcpu_lost)
+        st = re.findall(r"offcpu_no_end=(\d+) offcpu_stray_end=(\d+)", txt)
+        if not st:
+            fail("no offcpu_no_end / offcpu_stray_end in the --stats line")
+        else:
+            print("INFO: offcpu: --stats: %s" % re.findall(
+                r"offcpu_no_switch_in=\d+.*", txt)[-1])
+            if lost == 0 and st[-1] != ("0", "0"):
+                fail("off-CPU stacks without END %s, ENDs without stack %s, "
+                     "with nothing lost" % st[-1])
         if not sm or not sc:
             fail("no off-CPU / sample summary lines in %s" % a.summary)
         else:

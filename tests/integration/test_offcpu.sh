@@ -33,7 +33,7 @@ run() {
 	sleep 1.5
 	touch "$TMP/$1.go"
 	wait $_r || { cat "$TMP/$1.log"; fail "record $1 failed"; }
-	sed 's/^/INFO: record: /' "$TMP/$1.log" | tail -n 1
+	grep '^asgst-bpf: .* samples,' "$TMP/$1.log" | sed 's/^/INFO: record: /'
 	grep -q '^DONE' "$TMP/$1.out" || { cat "$TMP/$1.out"; fail "ctxswitch did not finish"; }
 	sed -n 's/^DONE /INFO: workload: /p' "$TMP/$1.out"
 }
@@ -46,17 +46,17 @@ check() { # name extra-args...
 
 rc=0
 # off-CPU only: the ping-pong pair alone
-RARGS="-e offcpu -o $TMP/off.json"
+RARGS="--stats -e offcpu -o $TMP/off.json"
 run off 5 0
 check off
 
 # two spinners as well: 4 runnable threads on this machine's 2 CPUs
-RARGS="-e offcpu -o $TMP/spin.json"
+RARGS="--stats -e offcpu -o $TMP/spin.json"
 run spin 3 2
 check spin --spin
 
 # both kinds in one run, JSON and pprof from the same recording
-RARGS="-e cpu,offcpu -F 199 -o $TMP/both.json -o $TMP/both.pb.gz"
+RARGS="--stats -e cpu,offcpu -F 199 -o $TMP/both.json -o $TMP/both.pb.gz"
 run both 3 0
 check both --both --pprof "$TMP/both.pb.gz"
 exit $rc
