@@ -187,9 +187,9 @@ struct thread_cache {
 	__u32 ns_pid;
 	__u32 ns_tid;
 	__u32 jt_gen;		/* jthreads_gen of the copy; 0: none yet */
-	__u32 jt_found;		/* jt holds the thread's entry */
+	__u32 pad;
 	struct stack_range range;	/* start == end: not known */
-	struct asgst_jthread jt;
+	struct asgst_jthread jt;	/* java_thread 0: not a known thread */
 };
 
 struct {
@@ -333,13 +333,14 @@ static __always_inline void read_jthread(struct asgst_sample_hdr *h,
 	__u32 st = 0;
 
 	if (tc && tc->jt_gen == gen) {
-		jt = tc->jt_found ? &tc->jt : NULL;
+		jt = &tc->jt;
 	} else {
 		jt = bpf_map_lookup_elem(&jthreads, &k);
 		if (tc) {
-			tc->jt_found = jt != NULL;
 			if (jt)
 				tc->jt = *jt;
+			else
+				__builtin_memset(&tc->jt, 0, sizeof(tc->jt));
 			tc->jt_gen = gen;
 		}
 	}
