@@ -61,7 +61,8 @@ struct {
  */
 struct stack_range {
 	__u64 start;
-	__u64 end;	/* mapping end, or the first unreadable page */
+	__u64 end;	/* where the thread's frames end in the mapping
+			 * (frames_top), or the first unreadable page */
 	__u64 hole;	/* end is an unreadable page inside the mapping */
 };
 
@@ -74,9 +75,10 @@ struct {
 	__type(value, struct asgst_jthread);
 } jthreads SEC(".maps");
 
-/* bumped by user space after it changes jthreads: a thread's cached copy
- * (struct thread_cache) is looked up again when it is older */
-volatile __u32 jthreads_gen = 1;
+/* bumped by user space after it changes targets, window_pids or jthreads:
+ * what a thread's cache entry (struct thread_cache) took from them is
+ * looked up again when it is older */
+volatile __u32 cache_gen = 1;
 
 /* JVMs whose virtual threads' frozen frames can be found, by tgid */
 struct {
@@ -114,6 +116,15 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* the top of the stack of a sample without a window, for the walk only */
+#define SCRATCH_BYTES	4096
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[SCRATCH_BYTES]);
+} scratch SEC(".maps");
+
 static __always_inline void stat_add(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -146,14 +157,6 @@ static __always_inline bool in_cgroup(void)
 	return false;
 }
 
-static __always_inline bool is_target(__u32 tgid)
-{
-	if (filter_mode == ASGST_FILTER_PIDS)
-		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
-	if (filter_mode == ASGST_FILTER_CGROUP)
-		return in_cgroup();
-	return true;
-}
 
 /* pid number of a struct pid in its innermost namespace */
 static __always_inline __u32 ns_nr(struct pid *pid)
@@ -179,15 +182,20 @@ static __always_inline __u32 ns_nr(struct pid *pid)
  * sample, kept by pid_tgid in one entry (one lookup instead of one per
  * item: a cold hash lookup is a few hundred ns at 99 Hz): its pid and tid
  * in the innermost namespace (half a dozen kernel reads, fixed for its
- * life; start_time tells a reused tid), its stack mapping, and a copy of
- * its "jthreads" entry as of jthreads_gen.
+ * life; start_time tells a reused tid), its stack mapping, and as of
+ * cache_gen whether its process is a target (-p, -- CMD) and gets a
+ * window, and a copy of its "jthreads" entry.
  */
 struct thread_cache {
 	__u64 start_time;	/* the task's: a reused tid is another task */
 	__u32 ns_pid;
 	__u32 ns_tid;
-	__u32 jt_gen;		/* jthreads_gen of the copy; 0: none yet */
-	__u32 pad;
+	__u32 gen;		/* cache_gen of the lookups; 0: none yet */
+	__u8 target;
+	__u8 window;
+	__u16 pad;
+	void *css_set;		/* the task's css_set when cgroup_id was read */
+	__u64 cgroup_id;
 	struct stack_range range;	/* start == end: not known */
 	struct asgst_jthread jt;	/* java_thread 0: not a known thread */
 };
@@ -199,38 +207,55 @@ struct {
 	__type(value, struct thread_cache);
 } thread_cache SEC(".maps");
 
-/* the thread's entry, made when missing or stale; NULL when the map is
- * full and busy: the callers read everything directly then */
-static __always_inline struct thread_cache *
-get_thread(struct task_struct *task, __u64 id)
+/* the lookups an entry keeps until user space changes the maps */
+static __always_inline void thread_lookups(struct thread_cache *c, __u32 tgid,
+					   __u32 gen)
 {
-	struct thread_cache *c = bpf_map_lookup_elem(&thread_cache, &id), v;
-	__u64 start = task->start_time;
+	struct asgst_jthread_key k = { .tgid = tgid, .ns_tid = c->ns_tid };
+	struct asgst_jthread *jt;
 
-	if (c && c->start_time == start)
-		return c;
-	__builtin_memset(&v, 0, sizeof(v));
-	v.start_time = start;
-	v.ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
-	v.ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
-	/* a thread that is exiting may have no pid left: do not keep 0 */
-	if (!v.ns_pid || !v.ns_tid)
-		return NULL;
-	bpf_map_update_elem(&thread_cache, &id, &v, BPF_ANY);
-	return bpf_map_lookup_elem(&thread_cache, &id);
+	c->target = filter_mode != ASGST_FILTER_PIDS ||
+		    bpf_map_lookup_elem(&targets, &tgid);
+	c->window = window_size &&
+		    (window_all || bpf_map_lookup_elem(&window_pids, &tgid));
+	jt = c->window ? bpf_map_lookup_elem(&jthreads, &k) : NULL;
+	if (jt)
+		c->jt = *jt;
+	else
+		__builtin_memset(&c->jt, 0, sizeof(c->jt));
+	c->gen = gen;
 }
 
-static __always_inline void get_ns_ids(struct task_struct *task,
-				       const struct thread_cache *c,
-				       struct asgst_sample_hdr *h)
+/*
+ * The thread's entry, made when missing or stale, its lookups redone when
+ * older than cache_gen. When the map is full and busy, or the thread is
+ * exiting (no pid left), *tmp is filled for this sample alone.
+ */
+static __always_inline struct thread_cache *
+get_thread(struct task_struct *task, __u64 id, struct thread_cache *tmp)
 {
-	if (c) {
-		h->ns_pid = c->ns_pid;
-		h->ns_tid = c->ns_tid;
-		return;
+	struct thread_cache *c = bpf_map_lookup_elem(&thread_cache, &id);
+	__u64 start = task->start_time;
+	__u32 gen = cache_gen;
+
+	if (c && c->start_time == start) {
+		if (c->gen != gen)
+			thread_lookups(c, id >> 32, gen);
+		return c;
 	}
-	h->ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
-	h->ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
+	__builtin_memset(tmp, 0, sizeof(*tmp));
+	tmp->start_time = start;
+	tmp->ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
+	tmp->ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
+	c = NULL;
+	if (tmp->ns_pid && tmp->ns_tid &&
+	    !bpf_map_update_elem(&thread_cache, &id, tmp, BPF_ANY))
+		c = bpf_map_lookup_elem(&thread_cache, &id);
+	if (!c)
+		c = tmp;
+	if (c->gen != gen)
+		thread_lookups(c, id >> 32, gen);
+	return c;
 }
 
 static long vma_range_cb(struct task_struct *task, struct vm_area_struct *vma,
@@ -241,6 +266,27 @@ static long vma_range_cb(struct task_struct *task, struct vm_area_struct *vma,
 	r->start = vma->vm_start;
 	r->end = vma->vm_end;
 	return 0;
+}
+
+/*
+ * Where the thread's frames end in its stack mapping [.., end): no frame
+ * lies above the thread control block of a glibc or musl thread (it and
+ * the static TLS sit at the top of the thread's stack block, and the fs
+ * base points at it), nor above the main thread's initial stack pointer
+ * (argc; argv, the environment and auxv lie above). What lies above is
+ * KiBs of TLS or strings that no walk needs, copied into every sample.
+ */
+static __always_inline __u64 frames_top(struct task_struct *task, __u64 sp,
+					__u64 end)
+{
+	__u64 fs = BPF_CORE_READ(task, thread.fsbase);
+	__u64 top = BPF_CORE_READ(task, mm, start_stack) + 16;
+
+	if (fs > sp && fs < end)
+		return fs;
+	if (top > sp && top < end)
+		return top;
+	return end;
 }
 
 /* first unreadable page at or after sp's next page, up to lim */
@@ -276,13 +322,13 @@ static __always_inline __u32 window_len(struct task_struct *task,
 
 	*cut = false;
 	*hole = false;
-	if (tc && sp >= tc->range.start && sp < tc->range.end) {
+	if (sp >= tc->range.start && sp < tc->range.end) {
 		end = tc->range.end;
 		*hole = tc->range.hole && end < lim;
 	} else if (bpf_find_vma(task, sp, vma_range_cb, &r, 0) == 0 &&
 		   sp >= r.start && sp < r.end) {
-		if (tc)
-			tc->range = r;
+		r.end = frames_top(task, sp, r.end);
+		tc->range = r;
 		end = r.end;
 	} else {
 		__u8 tmp;
@@ -302,7 +348,7 @@ static __always_inline __u32 window_len(struct task_struct *task,
 static __always_inline void note_hole(struct thread_cache *tc, __u64 sp,
 				      __u64 hole)
 {
-	if (tc && sp >= tc->range.start && hole > sp && hole < tc->range.end) {
+	if (sp >= tc->range.start && hole > sp && hole < tc->range.end) {
 		tc->range.end = hole;
 		tc->range.hole = 1;
 	}
@@ -324,27 +370,13 @@ static __always_inline void submit(void *rec)
 
 /* the JavaThread words of the sampled thread, if the merger knows it */
 static __always_inline void read_jthread(struct asgst_sample_hdr *h,
-					 __u32 tgid, struct thread_cache *tc)
+					 const struct thread_cache *tc)
 {
-	struct asgst_jthread_key k = { .tgid = tgid, .ns_tid = h->ns_tid };
-	struct asgst_jthread *jt;
-	__u32 gen = jthreads_gen;
+	const struct asgst_jthread *jt = &tc->jt;
 	__u64 base;
 	__u32 st = 0;
 
-	if (tc && tc->jt_gen == gen) {
-		jt = &tc->jt;
-	} else {
-		jt = bpf_map_lookup_elem(&jthreads, &k);
-		if (tc) {
-			if (jt)
-				tc->jt = *jt;
-			else
-				__builtin_memset(&tc->jt, 0, sizeof(tc->jt));
-			tc->jt_gen = gen;
-		}
-	}
-	if (!jt || !jt->java_thread)
+	if (!jt->java_thread)
 		return;
 	base = jt->java_thread;
 	/* the thread is stopped on this CPU: the words are consistent */
@@ -368,13 +400,29 @@ static __always_inline void read_jthread(struct asgst_sample_hdr *h,
 }
 
 /*
+ * The task's cgroup v2 id, read again only when its css_set changed (it
+ * moved): two cold pointer loads fewer per sample.
+ */
+static __always_inline __u64 thread_cgroup(struct task_struct *task,
+					   struct thread_cache *tc)
+{
+	struct css_set *cs = task->cgroups;
+
+	if ((void *)cs != tc->css_set) {
+		tc->cgroup_id = cs->dfl_cgrp->kn->id;
+		tc->css_set = cs;
+	}
+	return tc->cgroup_id;
+}
+
+/*
  * Fill the header and the kernel stack into a reservation of at least
  * REC_BASE bytes, and read the user registers. Returns the kernel stack's
  * bytes. kmode: the kernel was interrupted (or is switching the task out).
  */
 static __always_inline __u32 fill_head(void *ctx, void *rec,
 				       struct task_struct *task, __u64 id,
-				       const struct thread_cache *tc,
+				       struct thread_cache *tc,
 				       bool user, bool kmode, __u32 event,
 				       __u64 now)
 {
@@ -390,11 +438,18 @@ static __always_inline __u32 fill_head(void *ctx, void *rec,
 	h->event = event;
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
-	get_ns_ids(task, tc, h);
+	h->ns_pid = tc->ns_pid;
+	h->ns_tid = tc->ns_tid;
 	h->cpu = bpf_get_smp_processor_id();
 	h->ktime_ns = now;
-	h->cgroup_id = bpf_get_current_cgroup_id();
-	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	/*
+	 * Plain loads through the task's BTF pointer instead of the two
+	 * helpers: a helper call is ~100 ns with this host's return-thunk
+	 * mitigations. comm is NUL-padded (set_task_comm).
+	 */
+	h->cgroup_id = thread_cgroup(task, tc);
+	*(__u64 *)&h->comm[0] = *(__u64 *)&task->comm[0];
+	*(__u64 *)&h->comm[8] = *(__u64 *)&task->comm[8];
 
 	if (kmode) {
 		h->flags |= ASGST_SF_KERNEL_MODE;
@@ -450,45 +505,126 @@ static __always_inline void user_stack_kernel(void *ctx, void *rec,
 }
 
 /*
- * The same frame-pointer walk (ip, then each frame's return address from
- * rbp[1], rbp = rbp[0]), but reading the frames inside the window from
- * its copy in the record: a stack-memory read per frame is most of the
- * sampler's cost. Frames beyond the window are read from user memory.
+ * The kernel's frame-pointer walk of the user stack (ip, then each frame's
+ * return address from rbp[1], rbp = rbp[0]), but reading the frames that
+ * lie in win (a copy of wlen bytes from sp, at most cap) from the copy: a
+ * stack-memory read per frame is most of the cost of a walk (bpf_get_stack
+ * of the user stack is 1.3-3 us here). Frames beyond it are read from user
+ * memory. One step per frame under bpf_loop: the verifier checks the step
+ * once instead of once per frame and per path.
  */
+struct walk {
+	__u64 fp;
+	__u64 sp;
+	const void *win;
+	__u64 *us;
+	__u64 frame[2];		/* here, not in the step's own frame: 6.18's
+				 * verifier trips over a helper writing a
+				 * callback's stack ("verifier bug") */
+	__u32 wlen;
+	__u32 n;
+};
+
+static __always_inline long walk_step(struct walk *w, __u32 cap)
+{
+	__u64 fp = w->fp, off, next, ret;
+	__u32 n = w->n;
+
+	if (fp < w->sp || (fp & 7) || n >= ASGST_MAX_USTACK)
+		return 1;
+	off = fp - w->sp;
+	if (off + 16 <= w->wlen && off <= cap - 16) {
+		next = *(const __u64 *)(w->win + off);
+		ret = *(const __u64 *)(w->win + off + 8);
+	} else if (bpf_probe_read_user(w->frame, sizeof(w->frame),
+				       (void *)fp)) {
+		return 1;
+	} else {
+		next = w->frame[0];
+		ret = w->frame[1];
+	}
+	if (!ret)
+		return 1;
+	w->us[n] = ret;
+	w->n = n + 1;
+	if (next <= fp)
+		return 1;
+	w->fp = next;
+	return 0;
+}
+
+static long walk_window(__u64 i, void *w)
+{
+	return walk_step(w, window_size);
+}
+
+static long walk_scratch(__u64 i, void *w)
+{
+	return walk_step(w, SCRATCH_BYTES);
+}
+
+/* the walk over the record's own window */
 static __always_inline void user_stack_window(void *rec, __u32 kbytes,
 					      __u32 wlen)
 {
 	struct asgst_sample_hdr *h = rec;
-	__u64 fp = h->bp, sp = h->sp, frame[2], off;
-	__u64 *us;
-	__u32 n = 1;
-	int i;
+	struct walk w = { .fp = h->bp, .sp = h->sp, .win = rec + REC_BASE,
+			  .wlen = wlen, .n = 1 };
 
 	barrier_var(kbytes);
 	if (kbytes > KSTACK_BYTES)
 		kbytes = KSTACK_BYTES;
-	us = rec + HDR_BYTES + kbytes;
-	us[0] = h->ip;
-	for (i = 1; i < ASGST_MAX_USTACK; i++) {
-		if (fp < sp || (fp & 7))
-			break;
-		off = fp - sp;
-		if (off + 16 <= wlen && off <= window_size - 16) {
-			frame[0] = *(__u64 *)(rec + REC_BASE + off);
-			frame[1] = *(__u64 *)(rec + REC_BASE + off + 8);
-		} else if (bpf_probe_read_user(frame, sizeof(frame),
-					       (void *)fp)) {
-			break;
-		}
-		if (!frame[1])
-			break;
-		us[i] = frame[1];
-		n++;
-		if (frame[0] <= fp)
-			break;
-		fp = frame[0];
+	w.us = rec + HDR_BYTES + kbytes;
+	w.us[0] = h->ip;
+	bpf_loop(ASGST_MAX_USTACK, walk_window, &w, 0);
+	h->ustack_n = w.n;
+}
+
+/*
+ * A record without a window: the walk over a per-CPU copy of the top of
+ * the stack (up to where the thread's frames end, at most SCRATCH_BYTES),
+ * which is not kept; the kernel's own walk when there is no copy.
+ */
+static __always_inline void user_stack_scratch(void *ctx, void *rec,
+					       struct task_struct *task,
+					       struct thread_cache *tc,
+					       __u32 kbytes)
+{
+	struct asgst_sample_hdr *h = rec;
+	struct walk w;
+	__u32 zero = 0;
+	__u64 len = 0;
+	bool cut, hole;
+	void *buf;
+
+	barrier_var(kbytes);
+	if (kbytes > KSTACK_BYTES)
+		kbytes = KSTACK_BYTES;
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf) {
+		user_stack_kernel(ctx, rec, kbytes);
+		return;
 	}
-	h->ustack_n = n;
+	len = window_len(task, tc, h->sp, SCRATCH_BYTES, &cut, &hole);
+	barrier_var(len);
+	if (len > SCRATCH_BYTES)
+		len = SCRATCH_BYTES;
+	/* a hole or a read error: every frame from user memory then */
+	if (len && bpf_probe_read_user(buf, len, (void *)h->sp))
+		len = 0;
+	w.fp = h->bp;
+	w.sp = h->sp;
+	w.win = buf;
+	w.wlen = len;
+	w.n = 1;
+	w.us = rec + HDR_BYTES + kbytes;
+	w.us[0] = h->ip;
+	bpf_loop(ASGST_MAX_USTACK, walk_scratch, &w, 0);
+	h->ustack_n = w.n;
+	barrier_var(w.n);
+	if (w.n > ASGST_MAX_USTACK)
+		w.n = ASGST_MAX_USTACK;
+	h->window_off = HDR_BYTES + kbytes + w.n * 8;
 }
 
 #define CHUNK_OFF	(REC_BASE + window_size - ASGST_CHUNK_BYTES)
@@ -571,19 +707,18 @@ static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
  * that want it, the stack window. False when the ring buffer was full.
  */
 static __always_inline bool record(void *ctx, struct task_struct *task,
-				   __u64 id, bool kmode, __u32 event,
-				   __u32 xflags, __u64 now)
+				   __u64 id, struct thread_cache *tc,
+				   bool kmode, __u32 event, __u32 xflags,
+				   __u64 now)
 {
 	struct asgst_sample_hdr *h;
 	const struct asgst_jvm_cont *jc = NULL;
 	__u32 tgid = id >> 32, kbytes, want = window_size;
 	bool user = task->mm != NULL, cut, hole;
-	struct thread_cache *tc = get_thread(task, id);
 	__u64 len;
 	void *rec;
 
-	if (!window_size || !user ||
-	    (!window_all && !bpf_map_lookup_elem(&window_pids, &tgid))) {
+	if (!window_size || !tc->window || !user) {
 		rec = bpf_ringbuf_reserve(&events, REC_BASE, 0);
 		if (!rec)
 			return false;
@@ -592,7 +727,7 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 		h = rec;
 		h->flags |= xflags;
 		if (user)
-			user_stack_kernel(ctx, rec, kbytes);
+			user_stack_scratch(ctx, rec, task, tc, kbytes);
 		submit(rec);
 		return true;
 	}
@@ -604,7 +739,7 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 	h = rec;
 	h->flags |= ASGST_SF_WINDOW_WANTED | xflags;
 	/* JVMs: the JavaThread words (thread state, anchor, continuation) */
-	read_jthread(h, tgid, tc);
+	read_jthread(h, tc);
 	h->window_off = REC_BASE;
 	/* a virtual thread mounted: room for its frozen frames too */
 	if (h->jt_cont_entry && window_size >= 2 * ASGST_CHUNK_BYTES &&
@@ -654,6 +789,7 @@ SEC("perf_event")
 int asgst_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task;
+	struct thread_cache tmp, *tc;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 cs;
 
@@ -661,18 +797,24 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(ASGST_STAT_IDLE);
 		return 0;
 	}
-	if (!is_target(id >> 32)) {
+	task = bpf_get_current_task_btf();
+	if (filter_mode == ASGST_FILTER_CGROUP && !in_cgroup()) {
 		stat_inc(ASGST_STAT_FILTERED);
 		return 0;
 	}
-	task = bpf_get_current_task_btf();
+	/* -p, -- CMD: the entry says whether it is a target */
+	tc = get_thread(task, id, &tmp);
+	if (!tc->target) {
+		stat_inc(ASGST_STAT_FILTERED);
+		return 0;
+	}
 	/*
 	 * user-mode CPL is 3: anything else interrupted the kernel. The ctx
 	 * only allows 8-byte loads, so read the whole cs word.
 	 */
 	cs = *(volatile __u64 *)((void *)&ctx->regs +
 				 __builtin_offsetof(struct pt_regs, cs));
-	if (record(ctx, task, id, (cs & 3) != 3, ASGST_EV_CPU, 0,
+	if (record(ctx, task, id, tc, (cs & 3) != 3, ASGST_EV_CPU, 0,
 		   bpf_ktime_get_ns()))
 		stat_inc(ASGST_STAT_SAMPLES);
 	else
@@ -723,6 +865,7 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
 	__u64 id, now = bpf_ktime_get_ns(), start, ran;
+	struct thread_cache tmp, *tc;
 	struct offcpu_out *t0;
 
 	t0 = bpf_task_storage_get(&offcpu_start, next, NULL, 0);
@@ -735,7 +878,10 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	id = bpf_get_current_pid_tgid();
 	if ((__u32)id == 0 || (__u32)id != (__u32)prev->pid || !prev->mm)
 		return 0;
-	if (!is_target(id >> 32))
+	if (filter_mode == ASGST_FILTER_CGROUP && !in_cgroup())
+		return 0;
+	tc = get_thread(prev, id, &tmp);
+	if (!tc->target)
 		return 0;
 	t0 = bpf_task_storage_get(&offcpu_start, prev, NULL,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -759,7 +905,7 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 		stat_inc(ASGST_STAT_OFFCPU_NO_SWITCH_IN);
 	}
 	/* TASK_RUNNING (0) when it leaves the CPU: preempted, not blocked */
-	if (!record(ctx, prev, id, true, ASGST_EV_OFFCPU,
+	if (!record(ctx, prev, id, tc, true, ASGST_EV_OFFCPU,
 		    preempt || !BPF_CORE_READ(prev, __state) ?
 		    ASGST_SF_PREEMPTED : 0, now)) {
 		stat_inc(ASGST_STAT_OFFCPU_LOST);

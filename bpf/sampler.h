@@ -39,10 +39,12 @@
 /* asgst_sample_hdr.flags */
 #define ASGST_SF_KERNEL_MODE	(1u << 0)	/* interrupted in kernel mode */
 #define ASGST_SF_KSTACK_ERR	(1u << 1)	/* bpf_get_stack(kernel) failed */
-#define ASGST_SF_USTACK_ERR	(1u << 2)	/* bpf_get_stack(user) failed */
+#define ASGST_SF_USTACK_ERR	(1u << 2)	/* bpf_get_stack(user) failed (the
+						   walk when no copy is had) */
 #define ASGST_SF_WINDOW_WANTED	(1u << 3)	/* a window was asked for */
 #define ASGST_SF_WINDOW_ERR	(1u << 4)	/* the window read failed */
-#define ASGST_SF_WINDOW_CUT	(1u << 5)	/* cut at the stack mapping's end */
+#define ASGST_SF_WINDOW_CUT	(1u << 5)	/* ends where the thread's frames
+						   end (stack top, TCB, argc) */
 #define ASGST_SF_NO_USER	(1u << 6)	/* kernel thread: no user part */
 #define ASGST_SF_THREAD_INFO	(1u << 7)	/* jt_* fields are valid */
 #define ASGST_SF_WINDOW_HOLE	(1u << 8)	/* cut before an unreadable page

@@ -401,6 +401,15 @@ void capture__close(struct capture *c)
 	free(c);
 }
 
+/* after a change to targets, window_pids or jthreads: the sampler's
+ * per-thread entries are older now and look them up again (0 is their
+ * "never looked up") */
+static void cache_gen_bump(struct capture *c)
+{
+	__atomic_store_n(&c->skel->data->cache_gen,
+			 c->skel->data->cache_gen + 1 ? : 1, __ATOMIC_RELEASE);
+}
+
 int capture__add_target(struct capture *c, pid_t tgid)
 {
 	uint32_t key = tgid;
@@ -411,6 +420,7 @@ int capture__add_target(struct capture *c, pid_t tgid)
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one,
 				BPF_ANY))
 		return -errno;
+	cache_gen_bump(c);
 	return 0;
 }
 
@@ -429,6 +439,7 @@ int capture__set_window(struct capture *c, pid_t tgid, bool on)
 	} else if (bpf_map_delete_elem(fd, &key) && errno != ENOENT) {
 		return -errno;
 	}
+	cache_gen_bump(c);
 	return 0;
 }
 
@@ -448,10 +459,7 @@ int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
 	} else if (bpf_map_delete_elem(fd, &k) && errno != ENOENT) {
 		return -errno;
 	}
-	/* after the change: the sampler's per-thread copies are older now
-	 * (0 is their "never looked up") */
-	__atomic_store_n(&c->skel->data->jthreads_gen,
-			 c->skel->data->jthreads_gen + 1 ? : 1, __ATOMIC_RELEASE);
+	cache_gen_bump(c);
 	return 0;
 }
 

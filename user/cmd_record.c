@@ -69,14 +69,16 @@ static const char record_usage[] =
 "  -f, --format FORMAT     collapsed, json, pprof, html, top, raw (default:\n"
 "                          from -o's extension: .collapsed .folded .txt\n"
 "                          .json .pb.gz .pprof .html .asgst)\n"
-"      --stack-window BYTES  copy this many user-stack bytes per sample for\n"
-"                          every process (JVMs always get one; default\n"
+"      --stack-window BYTES  copy up to this many user-stack bytes per sample\n"
+"                          for every process, less where the thread's\n"
+"                          frames end (JVMs always get one; default\n"
 "                          16384, at most 65536; suffix k allowed; 0: no\n"
 "                          window at all, JVM samples then fail to decode\n"
 "                          with ASGST_NO_WINDOW)\n"
 "      --no-attach         do not inject the agent into JVMs without one\n"
 "      --stats             print the sampler's in-kernel cost per sample,\n"
-"                          decode cost and peak memory at the end\n"
+"                          decode cost, peak memory and window bytes per\n"
+"                          sample at the end\n"
 "  -q, --quiet             no status line or notices\n"
 "\n"
 "Filters (on the decoded stacks):\n"
@@ -534,12 +536,16 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "stats: bpf_run_ns=%llu bpf_run_cnt=%llu "
 		"bpf_ns_per_sample=%.0f decoded=%llu decode_ns_per_sample=%.0f "
-		"decode_errors=%llu peak_rss_kib=%ld\n",
+		"decode_errors=%llu peak_rss_kib=%ld windows=%llu "
+		"window_bytes_per_sample=%.0f\n",
 		(unsigned long long)run_ns, (unsigned long long)run_cnt,
 		run_cnt ? (double)run_ns / (double)run_cnt : 0.0,
 		(unsigned long long)ps->decoded,
 		ps->decoded ? (double)decode_ns / (double)ps->decoded : 0.0,
-		(unsigned long long)ps->decode_errors, ru.ru_maxrss);
+		(unsigned long long)ps->decode_errors, ru.ru_maxrss,
+		(unsigned long long)ps->windows,
+		ps->windows ? (double)ps->window_bytes /
+			      (double)ps->windows : 0.0);
 	capture__offcpu_stats(c, &run_ns, &run_cnt);
 	if (run_cnt) {
 		uint64_t st[ASGST_STAT_MAX] = { 0 };

@@ -584,6 +584,10 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 		pl->stats.bad_records++;
 		return;
 	}
+	if (s.hdr->window_len) {
+		pl->stats.windows++;
+		pl->stats.window_bytes += s.hdr->window_len;
+	}
 	ps = proc_get(pl, (pid_t)s.hdr->pid, s.hdr->comm);
 	if (!ps)
 		return;

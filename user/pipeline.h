@@ -42,6 +42,8 @@ struct pipeline_stats {
 	size_t queued;		/* samples waiting to be decoded */
 	uint64_t offcpu_no_end;	/* off-CPU stacks whose END never came */
 	uint64_t offcpu_stray_end; /* END records with no stack waiting */
+	uint64_t windows;	/* samples with a stack window */
+	uint64_t window_bytes;	/* the bytes of those windows */
 };
 
 struct pipeline;

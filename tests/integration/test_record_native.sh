@@ -29,6 +29,20 @@ print(len({s['tid'] for s in d['stacks'] if s['pid']==$cpid}))")
 echo "INFO: -- CMD saw $threads threads"
 [ "$threads" -ge 3 ] || fail "expected samples from 3 threads, saw $threads"
 
+# --stack-window: a window ends where the thread's frames end (here the
+# main thread's initial stack pointer), not at the top of the stack
+# mapping: 8 KiB of environment above it must not be copied per sample
+pad=$(head -c 8192 /dev/zero | tr '\0' x)
+PAD="$pad" "$ASGST" record -q --stats -F 199 --stack-window 16384 -o "$TMP/w.json" \
+	-- "$WL/native_chain" 2 0 > "$TMP/w.out" 2> "$TMP/w.err" || fail "record --stack-window failed"
+wpid2=$(sed -n 's/^READY //p' "$TMP/w.out")
+$CHECK "$TMP/w.json" --pid "$wpid2" --chain "$CHAIN,main" || fail "record --stack-window chain"
+wb=$(sed -n 's/.*window_bytes_per_sample=\([0-9]*\).*/\1/p' "$TMP/w.err")
+wn=$(sed -n 's/.* windows=\([0-9]*\).*/\1/p' "$TMP/w.err")
+echo "MEASURE: main-thread window $wb bytes per sample ($wn windows) under an 8 KiB environment"
+[ -n "$wb" ] && [ "${wn:-0}" -gt 0 ] || fail "no window figures in --stats: $(cat "$TMP/w.err")"
+[ "$wb" -lt 2048 ] || fail "window of $wb bytes: copied past the main thread's frames"
+
 # -a sees it too
 "$WL/native_chain" 4 > "$TMP/a.out" &
 apid=$!; bg $apid
