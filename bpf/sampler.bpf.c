@@ -179,17 +179,18 @@ static __always_inline __u32 ns_nr(struct pid *pid)
 
 /*
  * What a sample needs of its thread that does not change from sample to
- * sample, kept by pid_tgid in one entry (one lookup instead of one per
+ * sample, in one entry of task storage (one lookup instead of one per
  * item: a cold hash lookup is a few hundred ns at 99 Hz): its pid and tid
  * in the innermost namespace (half a dozen kernel reads, fixed for its
- * life; start_time tells a reused tid), its stack mapping, and as of
- * cache_gen whether its process is a target (-p, -- CMD) and gets a
- * window, and a copy of its "jthreads" entry.
+ * life), its stack mapping, and as of cache_gen whether its process is a
+ * target (-p, -- CMD) and gets a window, and a copy of its "jthreads"
+ * entry. Task storage, not a hash by tid: it goes with the task (no
+ * reused tids, no eviction of an entry still being written, no size
+ * limit) and it is found from the task without hashing.
  */
 struct thread_cache {
-	__u64 start_time;	/* the task's: a reused tid is another task */
 	__u32 ns_pid;
-	__u32 ns_tid;
+	__u32 ns_tid;		/* 0: a new entry */
 	__u32 gen;		/* cache_gen of the lookups; 0: none yet */
 	__u8 target;
 	__u8 window;
@@ -204,9 +205,9 @@ struct thread_cache {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct thread_cache);
 } thread_cache SEC(".maps");
 
@@ -263,34 +264,31 @@ static __always_inline void thread_lookups(struct thread_cache *c, __u32 tgid,
 }
 
 /*
- * The thread's entry, made when missing or stale, its lookups redone when
- * older than cache_gen. When the map is full and busy, or the thread is
- * exiting (no pid left), *tmp is filled for this sample alone.
+ * The thread's entry, made when missing, its lookups redone when older
+ * than cache_gen. When there is no memory or the storage is busy, *tmp is
+ * filled for this sample alone.
  */
 static __always_inline struct thread_cache *
 get_thread(struct task_struct *task, __u64 id, struct thread_cache *tmp)
 {
-	struct thread_cache *c = bpf_map_lookup_elem(&thread_cache, &id);
-	__u64 start = task->start_time;
+	struct thread_cache *c;
 	__u32 gen = cache_gen;
 
-	if (c && c->start_time == start) {
+	c = bpf_task_storage_get(&thread_cache, task, NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (c && c->ns_tid) {
 		if (c->gen != gen)
 			thread_lookups(c, id >> 32, gen);
 		return c;
 	}
-	__builtin_memset(tmp, 0, sizeof(*tmp));
-	tmp->start_time = start;
-	tmp->ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
-	tmp->ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
-	c = NULL;
-	if (tmp->ns_pid && tmp->ns_tid &&
-	    !bpf_map_update_elem(&thread_cache, &id, tmp, BPF_ANY))
-		c = bpf_map_lookup_elem(&thread_cache, &id);
-	if (!c)
+	if (!c) {
+		__builtin_memset(tmp, 0, sizeof(*tmp));
 		c = tmp;
-	if (c->gen != gen)
-		thread_lookups(c, id >> 32, gen);
+	}
+	/* an exiting thread may have no pid left: 0, looked at again */
+	c->ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
+	c->ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
+	thread_lookups(c, id >> 32, gen);
 	return c;
 }
 
