@@ -46,6 +46,8 @@ public class VtYield {
 	static final AtomicLong spawned = new AtomicLong();
 	static final AtomicLong noYieldRunning = new AtomicLong();
 	static volatile int dumpLong, dumpShort, dumpNoYield;
+	static final java.util.concurrent.ConcurrentLinkedQueue<String> dumps =
+		new java.util.concurrent.ConcurrentLinkedQueue<>();
 
 	static int leaf(int x, int kind) {
 		int s = x;
@@ -81,7 +83,11 @@ public class VtYield {
 			sb.append(st[i].getClassName()).append('.')
 			  .append(st[i].getMethodName());
 		}
-		System.out.println(sb);
+		/* printed by main: a virtual thread that contends for
+		 * System.out's lock (with main's READY, or another dump)
+		 * parks and unmounts on JDK 24+, which would freeze the
+		 * never-yielding one's frames; a lock-free queue never blocks */
+		dumps.add(sb.toString());
 	}
 
 	/* never compiled (-XX:CompileCommand=exclude,VtYield::longEntry): an
@@ -193,7 +199,14 @@ public class VtYield {
 		dumpNoYield = 1;
 		System.out.println("READY");
 		System.out.flush();
-		Thread.sleep(secs * 1000L);
+		long end = System.nanoTime() + secs * 1000000000L;
+		while (System.nanoTime() < end) {
+			Thread.sleep(Math.max(1, Math.min(100,
+				(end - System.nanoTime()) / 1000000)));
+			for (String d; (d = dumps.poll()) != null; )
+				System.out.println(d);
+			System.out.flush();
+		}
 		stop = true;
 		System.out.println("YIELDS " + yields.get() + " SHORT_THREADS " +
 				   spawned.get());
