@@ -253,6 +253,7 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 	struct capture *c = NULL;
 	struct sampler_bpf *skel;
 	uint32_t rb_bytes, events;
+	int ncpu;
 	bool follow;
 	int ret;
 
@@ -313,6 +314,19 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 	skel->rodata->event_mask = events;
 	rb_bytes = ringbuf_bytes(o->ringbuf_mb);
 	bpf_map__set_max_entries(skel->maps.events, rb_bytes);
+	/* where window records are put together: one per CPU */
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0) {
+		ret = ncpu ? ncpu : -EINVAL;
+		set_err(err, errlen, "counting the possible CPUs: %s",
+			strerror(-ret));
+		goto cleanup;
+	}
+	bpf_map__set_max_entries(skel->maps.recbuf, ncpu);
+	bpf_map__set_value_size(skel->maps.recbuf,
+				sizeof(struct asgst_sample_hdr) +
+				8 * (ASGST_MAX_KSTACK + ASGST_MAX_USTACK) +
+				o->window_size + 8);
 	/* one wakeup per eighth of the ring; capture__poll also times out */
 	skel->rodata->wakeup_bytes = rb_bytes / 8;
 	/* the fork hook only matters for record -- CMD */
