@@ -171,7 +171,6 @@ static __always_inline bool in_cgroup(void)
 	return false;
 }
 
-
 /* pid number of a struct pid in its innermost namespace */
 static __always_inline __u32 ns_nr(struct pid *pid)
 {
@@ -503,8 +502,8 @@ static __always_inline __u64 thread_cgroup(struct task_struct *task,
 }
 
 /*
- * Fill the header and the kernel stack into a reservation of at least
- * REC_BASE bytes, and read the user registers. Returns the kernel stack's
+ * Fill the header and the kernel stack into a record of at least REC_BASE
+ * bytes (a ring reservation, or recbuf), and read the user registers. Returns the kernel stack's
  * bytes. kmode: the kernel was interrupted (or is switching the task out).
  */
 static __always_inline __u32 fill_head(void *ctx, void *rec,
@@ -714,7 +713,6 @@ static __always_inline void user_stack_scratch(void *ctx, void *rec,
 	h->window_off = HDR_BYTES + kbytes + w.n * 8;
 }
 
-
 /* a heap oop field of obj, decoded */
 static __always_inline __u64 read_oop(const struct asgst_jvm_cont *jc,
 				      __u64 obj, __s32 off)
@@ -733,7 +731,8 @@ static __always_inline __u64 read_oop(const struct asgst_jvm_cont *jc,
  * A mounted virtual thread's frozen frames: ContinuationEntry -> its
  * Continuation -> tail StackChunk -> the words [sp, bottom) of its stack.
  * The youngest ASGST_CHUNK_BYTES of them, from the top frame's saved rbp
- * and return pc, go into the end of the window area.
+ * and return pc, go into the record at coff (right after the window,
+ * which left room for them).
  */
 static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
 				       const struct asgst_jvm_cont *jc,
