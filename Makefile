@@ -192,6 +192,17 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libasgst-san.a | $(BUILD)/tests
 	$(Q)$(CC) $(CFLAGS_SAN) -Itests $< $(BUILD)/libasgst-san.a \
 		-lcmocka $(LDLIBS) $(TEST_LDLIBS) -o $@
 
+# the agent's own unit test: its VM-reading module, built with sanitizers
+AGENT_SAN_OBJS	:= $(patsubst %.c,$(BUILD)/san/%.o,$(filter-out agent/agent.c,$(AGENT_SRCS)))
+$(BUILD)/san/agent/%.o: agent/%.c
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_SAN) $(AGENT_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test_agent_probe: tests/unit/test_agent_probe.c $(AGENT_SAN_OBJS) | $(BUILD)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS_SAN) -Itests $< $(AGENT_SAN_OBJS) -lcmocka -ldl -lpthread -o $@
+
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libasgst-fuzz.a | $(BUILD)/fuzz
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined \

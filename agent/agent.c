@@ -23,9 +23,20 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/*
+ * The JDK feature releases whose layouts this agent knows. Up to JDK 25 a
+ * jmethodID is a Method** (a slot in a JNIMethodBlock) and method_ptr()
+ * reads through it; from JDK 26 on (JDK-8268406) it is a counter looked up
+ * in a table of the JVM's own, and reading through it faults. A release
+ * outside this range is refused before the agent reads anything of the VM.
+ */
+#define AGENT_JDK_MIN	17
+#define AGENT_JDK_MAX	25
+
 static struct {
 	char path[256];
 	uint64_t max_size;
+	int jdk_max;		/* jdkmax=N: narrows AGENT_JDK_MAX, never widens */
 } opt;
 
 static jvmtiEnv *jvmti;
@@ -77,10 +88,12 @@ static void mset_add(uintptr_t m)
 	mset_n++;
 }
 
+/* only called once jdk_check() and probe_method_ids() passed */
 static uintptr_t method_ptr(jmethodID mid)
 {
 	return mid ? *(const uintptr_t *)mid : 0;
 }
+
 
 static void jfree(void *p)
 {
@@ -705,6 +718,86 @@ static int parse_major(const char *s)
 	return v;
 }
 
+/*
+ * The JDK release from JVMTI's own version number (its major is the feature
+ * release since JDK 9) and from the VM's specification version: both must
+ * agree and name a release this agent knows. NULL when so, else why not
+ * (short: it goes into the code map's 128-byte reason).
+ */
+static const char *jdk_check(char *why, size_t len)
+{
+	char *spec = NULL;
+	jint v = 0;
+	int ti_major;
+
+	if ((*jvmti)->GetVersionNumber(jvmti, &v))
+		v = 0;
+	ti_major = (int)(((unsigned)v & JVMTI_VERSION_MASK_MAJOR) >>
+			 JVMTI_VERSION_SHIFT_MAJOR);
+	if ((*jvmti)->GetSystemProperty(jvmti, "java.vm.specification.version",
+					&spec))
+		spec = NULL;
+	jdk_major = parse_major(spec);
+	jfree(spec);
+	if (ti_major != jdk_major) {
+		snprintf(why, len, "JDK release unclear (JVMTI %d, VM spec %d): "
+			 "refused, the JVM runs on", ti_major, jdk_major);
+		return why;
+	}
+	if (jdk_major < AGENT_JDK_MIN || jdk_major > opt.jdk_max) {
+		snprintf(why, len, "JDK %d is not one this agent knows (JDK %d-%d): "
+			 "refused, the JVM runs on", jdk_major, AGENT_JDK_MIN,
+			 opt.jdk_max);
+		return why;
+	}
+	return NULL;
+}
+
+/*
+ * Before method_ptr() reads through any jmethodID: a few of
+ * java.lang.Object's jmethodIDs must read, through the kernel, as the
+ * Method* of the method JVMTI names. A JDK update that changed what a
+ * jmethodID is turns the agent off here instead of faulting later.
+ */
+static const char *probe_method_ids(JNIEnv *jni)
+{
+	const char *why = "jmethodIDs are not Method** here: refused, the JVM runs on";
+	jmethodID *ms = NULL;
+	jclass k = NULL;
+	jint n = 0, i;
+	int ok = 0;
+
+	if (!jni)
+		return "no JNI environment to check jmethodIDs: refused";
+	k = (*jni)->FindClass(jni, "java/lang/Object");
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	if (!k || (*jvmti)->GetClassMethods(jvmti, k, &n, &ms))
+		goto cleanup;
+	for (i = 0; i < n && i < 8; i++) {
+		char *name = NULL, vname[128];
+		uintptr_t m = 0;
+		bool same;
+
+		if ((*jvmti)->GetMethodName(jvmti, ms[i], &name, NULL, NULL))
+			goto cleanup;
+		same = name && !vmc__safe_read((uintptr_t)ms[i], &m, sizeof(m)) &&
+		       vmc__method_name_checked(m, vname, sizeof(vname)) &&
+		       !strcmp(name, vname);
+		jfree(name);
+		if (!same)
+			goto cleanup;
+		ok++;
+	}
+	if (ok >= 3)
+		why = NULL;
+cleanup:
+	jfree(ms);
+	if (k)
+		(*jni)->DeleteLocalRef(jni, k);
+	return why;
+}
+
 static void enumerate_classes(void)
 {
 	jclass *ks = NULL;
@@ -735,15 +828,17 @@ static void enumerate_threads(JNIEnv *jni)
 /* runs at VMInit, or in Agent_OnAttach (live phase) */
 static void agent_init_live(JNIEnv *jni)
 {
-	char *spec = NULL;
+	const char *why;
 	jclass tc;
 	uint64_t t0 = cmw__now_ns();
 
 	if (!cmw__active())
 		return;
-	(*jvmti)->GetSystemProperty(jvmti, "java.vm.specification.version", &spec);
-	jdk_major = parse_major(spec);
-	jfree(spec);
+	why = probe_method_ids(jni);
+	if (why) {
+		cmw__disable(why);
+		return;
+	}
 	tc = jni ? (*jni)->FindClass(jni, "java/lang/Thread") : NULL;
 	if (tc) {
 		eetop_fid = (*jni)->GetFieldID(jni, tc, "eetop", "J");
@@ -820,6 +915,7 @@ static const char *parse_options(const char *options, char *bad, size_t badlen)
 
 	snprintf(opt.path, sizeof(opt.path), CM_PATH_FMT, (int)getpid());
 	opt.max_size = CM_DEFAULT_MAX;
+	opt.jdk_max = AGENT_JDK_MAX;
 	if (!options || !*options)
 		return NULL;
 	if (strlen(options) >= sizeof(buf))
@@ -834,6 +930,9 @@ static const char *parse_options(const char *options, char *bad, size_t badlen)
 		if (!strcmp(tok, "path") && *v && strlen(v) < sizeof(opt.path)) {
 			strcpy(opt.path, v);
 		} else if (!strcmp(tok, "maxsize") && !parse_size(v, &opt.max_size)) {
+		} else if (!strcmp(tok, "jdkmax") && atoi(v) > 0) {
+			if (atoi(v) < opt.jdk_max)
+				opt.jdk_max = atoi(v);
 		} else if (!strcmp(tok, "loglevel") && *v) {
 			if (!strcmp(v, "error"))
 				agent_log_level = LOG_ERROR;
@@ -871,7 +970,7 @@ static int agent_start(JavaVM *vm, const char *options, bool live)
 	jvmtiEventCallbacks cb;
 	jvmtiCapabilities caps;
 	const char *why, *bad;
-	char badbuf[256];
+	char badbuf[256], whybuf[128];
 	JNIEnv *jni = NULL;
 	static const jvmtiEvent events[] = {
 		JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH,
@@ -890,7 +989,7 @@ static int agent_start(JavaVM *vm, const char *options, bool live)
 	bad = parse_options(options, badbuf, sizeof(badbuf));
 	if (bad) {
 		fprintf(stderr, "asgst-agent: bad option '%s' (use path=,maxsize=,"
-			"loglevel=error|warn|info|debug,logfile=): agent disabled\n",
+			"loglevel=error|warn|info|debug,logfile=,jdkmax=): agent disabled\n",
 			bad);
 		/* off, but a later load with good options may still start */
 		__atomic_store_n(&loaded, 0, __ATOMIC_RELEASE);
@@ -903,6 +1002,12 @@ static int agent_start(JavaVM *vm, const char *options, bool live)
 	if (cmw__open(opt.path, opt.max_size))
 		return 0;
 	atexit(atexit_cleanup);
+	/* before anything of the VM is read or written */
+	why = jdk_check(whybuf, sizeof(whybuf));
+	if (why) {
+		cmw__disable(why);
+		return 0;
+	}
 	why = vmc__init();
 	if (why) {
 		cmw__disable(why);

@@ -4,8 +4,12 @@
  * classes across releases are looked up in each candidate (presence, not
  * version numbers).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include "vmconsts.h"
 #include "vmstructs.h"
 
@@ -387,40 +391,85 @@ int vmc__set_bool_flag(const char *name, bool value)
 	return -1;
 }
 
-static bool method_symbol(uintptr_t method, int index_off, char *buf,
-			  size_t len)
+/* where process_vm_readv is filtered out (seccomp): write() into a pipe
+ * reports an unreadable source as EFAULT too */
+static int pipe_read(uintptr_t addr, void *buf, size_t len)
 {
-	uintptr_t cm, cp, sym;
-	unsigned idx, slen;
+	int fds[2], ret = -1;
+
+	if (len > 4096 || pipe2(fds, O_CLOEXEC | O_NONBLOCK))
+		return -1;
+	if (write(fds[1], (const void *)addr, len) == (ssize_t)len &&
+	    read(fds[0], buf, len) == (ssize_t)len)
+		ret = 0;
+	close(fds[0]);
+	close(fds[1]);
+	return ret;
+}
+
+int vmc__safe_read(uintptr_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)addr, .iov_len = len };
+	ssize_t n;
+
+	if (addr < 4096 || !len)
+		return -1;
+	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (n < 0 && (errno == ENOSYS || errno == EPERM))
+		return pipe_read(addr, buf, len);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+/* plain loads, or through vmc__safe_read when the pointer is not yet known
+ * to be a Method* (the jmethodID probe) */
+static int sym_read(uintptr_t addr, void *buf, size_t len, bool checked)
+{
+	if (checked)
+		return vmc__safe_read(addr, buf, len);
+	memcpy(buf, (const void *)addr, len);
+	return 0;
+}
+
+static bool method_symbol(uintptr_t method, int index_off, char *buf,
+			  size_t len, bool checked)
+{
+	uintptr_t cm = 0, cp = 0, sym = 0;
+	uint16_t idx, slen;
 
 	if (!method || in.cp_size <= 0 || in.cm_sig_index < 0 ||
 	    in.cm_constants < 0 || in.sym_length < 0 || in.sym_body < 0 ||
 	    index_off < 0 || !len)
 		return false;
-	cm = rd_ptr(method + vmc.method_const);
-	cp = cm ? rd_ptr(cm + in.cm_constants) : 0;
-	if (!cp)
+	if (sym_read(method + vmc.method_const, &cm, sizeof(cm), checked) ||
+	    !cm || sym_read(cm + in.cm_constants, &cp, sizeof(cp), checked) ||
+	    !cp || sym_read(cm + index_off, &idx, sizeof(idx), checked))
 		return false;
-	idx = *(const uint16_t *)(cm + index_off);
 	/* constant-pool slots follow the ConstantPool header; a symbol
 	 * slot holds the Symbol* itself */
-	sym = rd_ptr(cp + (unsigned)in.cp_size + 8u * idx);
-	if (!sym)
+	if (sym_read(cp + (unsigned)in.cp_size + 8u * idx, &sym, sizeof(sym),
+		     checked) || !sym ||
+	    sym_read(sym + in.sym_length, &slen, sizeof(slen), checked))
 		return false;
-	slen = *(const uint16_t *)(sym + in.sym_length);
-	if (slen >= len || slen == 0)
+	if (slen >= len || slen == 0 ||
+	    sym_read(sym + in.sym_body, buf, slen, checked))
 		return false;
-	memcpy(buf, (const void *)(sym + in.sym_body), slen);
 	buf[slen] = 0;
 	return true;
 }
 
 bool vmc__method_signature(uintptr_t method, char *buf, size_t len)
 {
-	return method_symbol(method, in.cm_sig_index, buf, len) && buf[0] == '(';
+	return method_symbol(method, in.cm_sig_index, buf, len, false) &&
+	       buf[0] == '(';
 }
 
 bool vmc__method_name(uintptr_t method, char *buf, size_t len)
 {
-	return method_symbol(method, in.cm_name_index, buf, len);
+	return method_symbol(method, in.cm_name_index, buf, len, false);
+}
+
+bool vmc__method_name_checked(uintptr_t method, char *buf, size_t len)
+{
+	return method_symbol(method, in.cm_name_index, buf, len, true);
 }

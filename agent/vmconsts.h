@@ -35,6 +35,11 @@ int vmc__set_bool_flag(const char *name, bool value);
 /* copy a Method*'s signature symbol into buf (NUL-terminated); false if not */
 bool vmc__method_signature(uintptr_t method, char *buf, size_t len);
 bool vmc__method_name(uintptr_t method, char *buf, size_t len);
+/* the same through vmc__safe_read: for a pointer not yet known to be one */
+bool vmc__method_name_checked(uintptr_t method, char *buf, size_t len);
+/* copy len bytes at addr through the kernel (an unmapped address is an
+ * error, not a fault); 0 when copied */
+int vmc__safe_read(uintptr_t addr, void *buf, size_t len);
 
 /* fill the StackChunk offset and the heap-oop decoding of c (see the
  * comment in vmconsts.c); c's field offsets are the caller's */

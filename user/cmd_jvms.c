@@ -25,12 +25,13 @@ static const char jvms_usage[] =
 "  AGENT    'yes' when the asgst agent is loaded, 'no-att' when attach\n"
 "           is disabled (-XX:+DisableAttachMechanism), else 'no'\n"
 "  MAP      code map: records/size/age of the last record, '-' when there\n"
-"           is none, 'bad' when it is unusable (see -v)\n"
+"           is none, 'off' when the agent refused the JVM or turned itself\n"
+"           off, 'bad' when the map is unusable; a line below says why\n"
 "  COMMAND  its command line, shortened\n"
 "Needs root to see other users' JVMs.\n"
 "\n"
 "Options:\n"
-"  -v, --verbose  explain unusable code maps\n"
+"  -v, --verbose  also say why for maps that are only partly usable\n"
 "  -h, --help     this help\n";
 
 static void human_size(uint64_t b, char *out, size_t len)
@@ -66,6 +67,7 @@ static void map_state(pid_t pid, char *out, size_t len, char *why,
 		      size_t whylen)
 {
 	struct codemap *cm = NULL;
+	const struct cm_file_header *hdr;
 	struct codemap_stats st;
 	struct timespec ts;
 	char size[16], age[16];
@@ -85,6 +87,13 @@ static void map_state(pid_t pid, char *out, size_t len, char *why,
 
 		snprintf(why, whylen, "%s", e ? e : "unusable");
 		snprintf(out, len, "bad");
+		goto cleanup;
+	}
+	hdr = codemap__header(cm);
+	if (hdr && (hdr->flags & CM_F_DISABLED)) {
+		/* the agent refused this JVM or turned itself off */
+		snprintf(out, len, "off");
+		snprintf(why, whylen, "agent off: %s", hdr->disabled_reason);
 		goto cleanup;
 	}
 	codemap__stats(cm, &st);
@@ -152,7 +161,9 @@ int cmd_jvms(int argc, char **argv)
 		       v[i].agent_loaded ? "yes" :
 		       v[i].attach_disabled ? "no-att" : "no",
 		       map, v[i].comm);
-		if (verbose && why[0])
+		/* why a map is off or unusable is always said */
+		if (why[0] && (verbose || !strcmp(map, "off") ||
+			       !strcmp(map, "bad")))
 			printf("         map of %d: %s\n", (int)v[i].pid, why);
 	}
 	free(v);

@@ -46,6 +46,7 @@ struct proc_state {
 	bool used;
 	bool is_jvm;
 	bool map_failed;	/* reported once, Java decoding off */
+	bool agent_off_said;	/* "the agent is off" said once */
 	const char *comm;	/* process comm, interned */
 	struct codemap *cm;
 	struct raw_tap_ctx *tap;	/* raw recordings only */
@@ -378,6 +379,20 @@ static bool attach_pending(const struct pipeline *pl)
 	return false;
 }
 
+/* once per JVM: its agent refused it or turned itself off */
+static void proc_say_agent_off(struct pipeline *pl, struct proc_state *ps)
+{
+	const struct cm_file_header *h = codemap__header(ps->cm);
+
+	if (ps->agent_off_said || !h || !(h->flags & CM_F_DISABLED))
+		return;
+	ps->agent_off_said = true;
+	if (!pl->opts.quiet)
+		fprintf(stderr, "asgst-bpf: the agent in JVM %d is off (%s): its "
+			"Java frames will not be decoded\n", (int)ps->pid,
+			h->disabled_reason);
+}
+
 static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 			     uint64_t now)
 {
@@ -400,6 +415,7 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 		return;
 	}
 	pl->stats.jvms_decoded++;
+	proc_say_agent_off(pl, ps);
 	proc_sync_threads(pl, ps);
 	if (pl->opts.raw && (ps->tap = malloc(sizeof(*ps->tap)))) {
 		ps->tap->raw = pl->opts.raw;
@@ -635,6 +651,8 @@ static void update_codemaps(struct pipeline *pl, uint64_t now)
 				fprintf(stderr, "asgst-bpf: %s\n",
 					codemap__error(ps->cm));
 		}
+		if (ps->used && ps->cm)
+			proc_say_agent_off(pl, ps);
 	}
 }
 
