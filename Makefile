@@ -50,7 +50,10 @@ BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS		:= $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 
-USER_SRCS	:= $(wildcard user/*.c)
+# user/ is one folder per stage (docs/architecture.md); sources are found
+# per folder
+USER_DIRS	:= user $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c))))
+USER_SRCS	:= $(foreach d,$(USER_DIRS),$(wildcard $(d)/*.c))
 LIB_SRCS	:= $(filter-out user/main.c,$(USER_SRCS))
 LIB_OBJS	:= $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS	:= $(patsubst %.c,$(BUILD)/san/%.o,$(LIB_SRCS))
@@ -86,6 +89,9 @@ WL_CFLAGS	:= -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-in
 # Test fixtures (ELF files the unit tests read) come from tests/fixtures.mk.
 FIXTURES	:=
 -include tests/fixtures.mk
+
+# a recipe that fails leaves no half-written target behind
+.DELETE_ON_ERROR:
 
 .PHONY: all deps test demo bench install clean tests-build workloads fuzz
 .DEFAULT_GOAL := all

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Code-map contract between the JVM agent (writer, agent/) and the merger
- * (reader, user/codemap.c); the reader API is user/codemap.h. Fixed-width types only, no includes beyond
+ * (reader, user/jvm/codemap.c); the reader API is user/jvm/codemap.h. Fixed-width types only, no includes beyond
  * <stdint.h>, little-endian x86_64.
  *
  * File: /dev/shm/asgst-<pid>.map where <pid> is the pid the JVM sees (its

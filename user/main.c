@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 
 static const char usage[] =
 "Usage: asgst-bpf COMMAND [OPTIONS]\n"

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <linux/types.h>
 
-#include "decode.h"
-#include "strtab.h"
+#include "decode/decode.h"
+#include "util/strtab.h"
 #include "unit/decode_data.h"
 
 static uint64_t now_ns(void)

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "codemap.h"
+#include "jvm/codemap.h"
 
 static int memfd = -1;
 

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <linux/types.h>
 
-#include "codemap.h"
-#include "decode.h"
-#include "strtab.h"
+#include "jvm/codemap.h"
+#include "decode/decode.h"
+#include "util/strtab.h"
 #include "unit/decode_data.h"
 
 static struct dd_set maps[2];

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "profile.h"
-#include "raw.h"
+#include "profile/profile.h"
+#include "output/raw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sample.h"
+#include "capture/sample.h"
 
 static volatile uint64_t sink;
 

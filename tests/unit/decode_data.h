@@ -20,8 +20,8 @@
 #include <linux/types.h>
 #include <zlib.h>
 
-#include "codemap.h"
-#include "sample.h"
+#include "jvm/codemap.h"
+#include "capture/sample.h"
 #include "trace.h"
 
 struct dd_rec {

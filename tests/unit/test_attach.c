@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "attach.h"
-#include "jvm_discover.h"
+#include "jvm/attach.h"
+#include "jvm/jvm_discover.h"
 
 #define S(x) x, sizeof(x) - 1
 

@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "capture.h"
-#include "sample.h"
+#include "capture/capture.h"
+#include "capture/sample.h"
 
 #define PAT_LEN		1024
 #define USER_MAX	0x0000800000000000ull

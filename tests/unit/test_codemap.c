@@ -22,8 +22,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "codemap.h"
-#include "commands.h"
+#include "jvm/codemap.h"
+#include "cli/commands.h"
 
 /* ---- writer ------------------------------------------------------------ */
 

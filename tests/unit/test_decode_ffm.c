@@ -23,10 +23,10 @@
 #include <linux/types.h>
 #include <cmocka.h>
 
-#include "asgst.h"
-#include "codemap.h"
-#include "decode.h"
-#include "strtab.h"
+#include "decode/asgst.h"
+#include "jvm/codemap.h"
+#include "decode/decode.h"
+#include "util/strtab.h"
 #include "unit/decode_data.h"
 
 #define DATA "tests/data/decode"

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "demangle.h"
-#include "elf_symbols.h"
+#include "symbols/demangle.h"
+#include "symbols/elf_symbols.h"
 #include "fixtures/fixture_path.h"
 
 static const char *const jvms[] = {

@@ -20,8 +20,8 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "elf_symbols.h"
-#include "maps.h"
+#include "symbols/elf_symbols.h"
+#include "symbols/maps.h"
 #include "fixtures/fixture_path.h"
 
 static struct elf_module *load_fx(const char *name, const char *debug_root,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Stack filters (user/filter.c) on the writers' realistic fixture traces. */
+/* Stack filters (user/profile/filter.c) on the writers' realistic fixture traces. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,10 +8,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "filter.h"
-#include "profile.h"
+#include "profile/filter.h"
+#include "profile/profile.h"
 #include "trace.h"
-#include "writers.h"
+#include "output/writers.h"
 #include "unit/writers_fixture.h"
 
 /* apply f to a private copy of every fixture; bit i set when i was kept */

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kallsyms.h"
-#include "strtab.h"
-#include "symbolize.h"
+#include "symbols/kallsyms.h"
+#include "util/strtab.h"
+#include "symbols/symbolize.h"
 #include "fixtures/fixture_path.h"
 
 struct line {

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "maps.h"
+#include "symbols/maps.h"
 #include "fixtures/fixture_path.h"
 
 __attribute__((noinline)) int maps_probe_fn(int x)

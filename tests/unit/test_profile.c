@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "profile.h"
-#include "strtab.h"
+#include "profile/profile.h"
+#include "util/strtab.h"
 #include "trace.h"
 #include "unit/writers_fixture.h"
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "sample.h"
+#include "capture/sample.h"
 
 #define MAX_RECS	64
 #define KERNEL_MIN	0xffff800000000000ull

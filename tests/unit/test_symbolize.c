@@ -27,10 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elf_symbols.h"
-#include "kallsyms.h"
-#include "strtab.h"
-#include "symbolize.h"
+#include "symbols/elf_symbols.h"
+#include "symbols/kallsyms.h"
+#include "util/strtab.h"
+#include "symbols/symbolize.h"
 #include "fixtures/fixture_path.h"
 
 #define JAVA17 "/usr/lib/jvm/java-17-openjdk-amd64"

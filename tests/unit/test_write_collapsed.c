@@ -13,9 +13,9 @@
 
 #include <linux/types.h>
 #include "sampler.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "trace.h"
-#include "writers.h"
+#include "output/writers.h"
 #include "unit/writers_fixture.h"
 
 #define MAXF 64

@@ -20,9 +20,9 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 #include "trace.h"
-#include "writers.h"
+#include "output/writers.h"
 #include "unit/writers_fixture.h"
 
 #define DATA_OPEN "<script id=\"fg-data\" type=\"application/json\">"

@@ -14,9 +14,9 @@
 
 #include <linux/types.h>
 #include "sampler.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "trace.h"
-#include "writers.h"
+#include "output/writers.h"
 #include "unit/writers_fixture.h"
 
 static struct json_object *parse_strict(const char *buf, size_t len)

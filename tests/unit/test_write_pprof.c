@@ -17,9 +17,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 #include "trace.h"
-#include "writers.h"
+#include "output/writers.h"
 #include "unit/writers_fixture.h"
 
 static const char profile_proto[] =

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 #include "trace.h"
-#include "writers.h"
+#include "output/writers.h"
 #include "unit/writers_fixture.h"
 
 /* independent count: self for the innermost frame, total once per stack */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 #include "trace.h"
 
 #define JVM_SO	"/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"

@@ -18,10 +18,10 @@
 #include <unistd.h>
 #include <linux/types.h>
 
-#include "asgst.h"
-#include "capture.h"
-#include "codemap.h"
-#include "sample.h"
+#include "decode/asgst.h"
+#include "capture/capture.h"
+#include "jvm/codemap.h"
+#include "capture/sample.h"
 
 struct rec {
 	uint64_t *d;

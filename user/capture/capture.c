@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Load the sampler, one cpu-clock perf event per online CPU, poll records. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "capture/capture.h"
+#include "sampler.skel.h"
+
+#define DEFAULT_RINGBUF_MB	32
+#define MAX_RINGBUF_MB		1024
+#define CAP_PERFMON_BIT		38
+#define CAP_BPF_BIT		39
+
+struct capture {
+	struct sampler_bpf *skel;
+	struct ring_buffer *rb;
+	int *pfds;			/* one perf event per online CPU */
+	struct bpf_link **links;
+	int nev;
+	int stats_fd;			/* bpf_enable_stats, -1 if refused */
+	int ncpus_possible;
+	/* the callback of the poll in progress */
+	capture_sample_fn fn;
+	void *fn_ctx;
+	int consumed;
+	bool stop;
+	uint32_t freq_hz;
+	bool want_cpu;		/* cpu-clock events, opened by start */
+	bool started;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	const char *dbg = getenv("ASGST_DEBUG");
+
+	/* quiet unless asked: ASGST_DEBUG=1 warnings, =2 everything */
+	if (!dbg || !*dbg || !strcmp(dbg, "0"))
+		return 0;
+	if (level == LIBBPF_DEBUG && strcmp(dbg, "2"))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static bool have_caps(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	/* CAP_BPF and CAP_PERFMON live in the second word */
+	return (data[1].effective & (1u << (CAP_BPF_BIT - 32))) &&
+	       (data[1].effective & (1u << (CAP_PERFMON_BIT - 32)));
+}
+
+/*
+ * Parse a cpu list like "0-3,5,7-8" into a bitmap of nbits. Returns the
+ * number of cpus set or -1 on a malformed list.
+ */
+static int parse_cpulist(const char *s, bool *set, int nbits)
+{
+	int n = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a, b;
+
+		errno = 0;
+		a = strtol(s, &end, 10);
+		if (errno || end == s || a < 0)
+			return -1;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			s++;
+			b = strtol(s, &end, 10);
+			if (errno || end == s || b < a)
+				return -1;
+			s = end;
+		}
+		for (long i = a; i <= b && i < nbits; i++) {
+			if (!set[i]) {
+				set[i] = true;
+				n++;
+			}
+		}
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -1;
+	}
+	return n;
+}
+
+static int online_cpus(bool *set, int nbits)
+{
+	char buf[4096];
+	ssize_t r;
+	int fd, n;
+
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return -EIO;
+	buf[r] = '\0';
+	n = parse_cpulist(buf, set, nbits);
+	return n < 0 ? -EINVAL : n;
+}
+
+static uint32_t ringbuf_bytes(uint32_t mb)
+{
+	uint32_t v = 1;
+
+	if (!mb)
+		mb = DEFAULT_RINGBUF_MB;
+	if (mb > MAX_RINGBUF_MB)
+		mb = MAX_RINGBUF_MB;
+	while (v < mb)
+		v <<= 1;
+	return v * 1024u * 1024u;
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct capture *c = ctx;
+
+	if (c->stop)
+		return -ECANCELED;
+	c->consumed++;
+	if (c->fn && c->fn(data, len, c->fn_ctx)) {
+		c->stop = true;
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+static int open_events(struct capture *c, uint32_t freq, char *err,
+		       size_t errlen)
+{
+	bool *online;
+	int ret = 0, n;
+
+	online = calloc(c->ncpus_possible, sizeof(*online));
+	c->pfds = calloc(c->ncpus_possible, sizeof(*c->pfds));
+	c->links = calloc(c->ncpus_possible, sizeof(*c->links));
+	if (!online || !c->pfds || !c->links) {
+		set_err(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	n = online_cpus(online, c->ncpus_possible);
+	if (n <= 0) {
+		set_err(err, errlen,
+			"cannot read /sys/devices/system/cpu/online: is /sys mounted?");
+		ret = n < 0 ? n : -ENODEV;
+		goto cleanup;
+	}
+	for (int cpu = 0; cpu < c->ncpus_possible; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(attr),
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.freq = 1,
+			.sample_freq = freq,
+		};
+		struct bpf_link *link;
+		int fd;
+
+		if (!online[cpu])
+			continue;
+		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			/* went offline since we read the list: skip it */
+			if (errno == ENODEV)
+				continue;
+			ret = -errno;
+			if (errno == EACCES || errno == EPERM)
+				set_err(err, errlen,
+					"perf_event_open on CPU %d: %s: run as root, or lower /proc/sys/kernel/perf_event_paranoid",
+					cpu, strerror(errno));
+			else if (errno == EINVAL && freq > 1000)
+				set_err(err, errlen,
+					"perf_event_open on CPU %d: %s: -F %u is above /proc/sys/kernel/perf_event_max_sample_rate?",
+					cpu, strerror(errno), freq);
+			else
+				set_err(err, errlen,
+					"perf_event_open on CPU %d: %s (check /proc/sys/kernel/perf_event_paranoid)",
+					cpu, strerror(errno));
+			goto cleanup;
+		}
+		link = bpf_program__attach_perf_event(c->skel->progs.asgst_sample,
+						      fd);
+		if (!link) {
+			ret = -errno;
+			close(fd);
+			set_err(err, errlen,
+				"attaching the BPF program to CPU %d's perf event: %s",
+				cpu, strerror(-ret));
+			goto cleanup;
+		}
+		c->pfds[c->nev] = fd;
+		c->links[c->nev] = link;
+		c->nev++;
+	}
+	if (!c->nev) {
+		set_err(err, errlen, "no online CPU could be sampled");
+		ret = -ENODEV;
+	}
+cleanup:
+	free(online);
+	return ret;
+}
+
+int capture__open(struct capture **out, const struct capture_opts *o,
+		  char *err, size_t errlen)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct capture *c = NULL;
+	struct sampler_bpf *skel;
+	uint32_t rb_bytes, events;
+	int ncpu;
+	bool follow;
+	int ret;
+
+	*out = NULL;
+	if (!o || o->filter_mode > ASGST_FILTER_CGROUP) {
+		set_err(err, errlen, "capture: bad filter mode");
+		return -EINVAL;
+	}
+	if (!o->freq_hz) {
+		set_err(err, errlen, "sampling frequency must be at least 1 Hz");
+		return -EINVAL;
+	}
+	if (o->window_size > ASGST_MAX_WINDOW) {
+		set_err(err, errlen, "stack window of %u bytes is above the %u-byte maximum",
+			o->window_size, ASGST_MAX_WINDOW);
+		return -EINVAL;
+	}
+	if (!have_caps()) {
+		set_err(err, errlen,
+			"asgst-bpf needs root (CAP_BPF and CAP_PERFMON): run it with sudo");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		set_err(err, errlen,
+			"this kernel has no BTF (/sys/kernel/btf/vmlinux missing): a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed");
+		return -ENOTSUP;
+	}
+
+	libbpf_set_print(libbpf_print);
+	/* not needed on 6.x (memcg accounting), harmless */
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->stats_fd = -1;
+	c->ncpus_possible = libbpf_num_possible_cpus();
+	if (c->ncpus_possible <= 0) {
+		ret = c->ncpus_possible ? c->ncpus_possible : -ENODEV;
+		set_err(err, errlen, "cannot count CPUs (/sys/devices/system/cpu/possible)");
+		goto cleanup;
+	}
+
+	skel = c->skel = sampler_bpf__open();
+	if (!skel) {
+		ret = -errno;
+		set_err(err, errlen, "opening the BPF object: %s", strerror(-ret));
+		goto cleanup;
+	}
+	skel->rodata->filter_mode = o->filter_mode;
+	skel->rodata->cgroup_id = o->cgroup_id;
+	skel->rodata->window_size = o->window_size;
+	skel->rodata->window_all = o->window_all && o->window_size;
+	skel->rodata->follow_children = o->follow_children;
+	events = o->events ? o->events : ASGST_EVMASK_CPU;
+	skel->rodata->event_mask = events;
+	rb_bytes = ringbuf_bytes(o->ringbuf_mb);
+	bpf_map__set_max_entries(skel->maps.events, rb_bytes);
+	/* where window records are put together: one per CPU */
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0) {
+		ret = ncpu ? ncpu : -EINVAL;
+		set_err(err, errlen, "counting the possible CPUs: %s",
+			strerror(-ret));
+		goto cleanup;
+	}
+	bpf_map__set_max_entries(skel->maps.recbuf, ncpu);
+	bpf_map__set_value_size(skel->maps.recbuf,
+				sizeof(struct asgst_sample_hdr) +
+				8 * (ASGST_MAX_KSTACK + ASGST_MAX_USTACK) +
+				o->window_size + 8);
+	/* one wakeup per eighth of the ring; capture__poll also times out */
+	skel->rodata->wakeup_bytes = rb_bytes / 8;
+	/* the fork hook only matters for record -- CMD */
+	follow = o->follow_children && o->filter_mode == ASGST_FILTER_PIDS;
+	if (!follow)
+		bpf_program__set_autoload(skel->progs.asgst_fork, false);
+	if (!(events & ASGST_EVMASK_OFFCPU))
+		bpf_program__set_autoload(skel->progs.asgst_switch, false);
+
+	ret = sampler_bpf__load(skel);
+	if (ret) {
+		set_err(err, errlen,
+			"loading the BPF program failed (%s): the kernel lacks BPF, BTF or a helper; run with ASGST_DEBUG=1 for the verifier log",
+			strerror(-ret));
+		goto cleanup;
+	}
+	for (size_t i = 0; i < o->npids; i++) {
+		ret = capture__add_target(c, o->pids[i]);
+		if (ret) {
+			set_err(err, errlen, "adding pid %d to the targets: %s",
+				(int)o->pids[i], strerror(-ret));
+			goto cleanup;
+		}
+	}
+	if (follow || (events & ASGST_EVMASK_OFFCPU)) {
+		ret = sampler_bpf__attach(skel);
+		if (ret) {
+			set_err(err, errlen,
+				"attaching the %s tracepoint: %s",
+				follow ? "fork" : "sched_switch", strerror(-ret));
+			goto cleanup;
+		}
+	}
+
+	c->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, c,
+				 NULL);
+	if (!c->rb) {
+		ret = -errno;
+		set_err(err, errlen, "setting up the ring buffer: %s",
+			strerror(-ret));
+		goto cleanup;
+	}
+
+	/* kept open while capturing so run_time_ns/run_cnt accumulate */
+	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+	c->freq_hz = o->freq_hz;
+	c->want_cpu = events & ASGST_EVMASK_CPU;
+	if (!o->defer_start) {
+		ret = capture__start(c, err, errlen);
+		if (ret)
+			goto cleanup;
+	}
+
+	*out = c;
+	return 0;
+cleanup:
+	capture__close(c);
+	return ret;
+}
+
+int capture__start(struct capture *c, char *err, size_t errlen)
+{
+	if (!c)
+		return -EINVAL;
+	if (c->started || !c->want_cpu)
+		return 0;
+	c->started = true;
+	return open_events(c, c->freq_hz, err, errlen);
+}
+
+void capture__close(struct capture *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->nev; i++) {
+		bpf_link__destroy(c->links[i]);
+		close(c->pfds[i]);
+	}
+	free(c->links);
+	free(c->pfds);
+	ring_buffer__free(c->rb);
+	sampler_bpf__destroy(c->skel);
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
+	free(c);
+}
+
+/* after a change to targets, window_pids or jthreads: the sampler's
+ * per-thread entries are older now and look them up again (0 is their
+ * "never looked up") */
+static void cache_gen_bump(struct capture *c)
+{
+	__atomic_store_n(&c->skel->data->cache_gen,
+			 c->skel->data->cache_gen + 1 ? : 1, __ATOMIC_RELEASE);
+}
+
+int capture__add_target(struct capture *c, pid_t tgid)
+{
+	uint32_t key = tgid;
+	uint8_t one = 1;
+
+	if (!c || tgid <= 0)
+		return -EINVAL;
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one,
+				BPF_ANY))
+		return -errno;
+	cache_gen_bump(c);
+	return 0;
+}
+
+int capture__set_window(struct capture *c, pid_t tgid, bool on)
+{
+	int fd;
+	uint32_t key = tgid;
+	uint8_t one = 1;
+
+	if (!c || tgid <= 0)
+		return -EINVAL;
+	fd = bpf_map__fd(c->skel->maps.window_pids);
+	if (on) {
+		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
+			return -errno;
+	} else if (bpf_map_delete_elem(fd, &key) && errno != ENOENT) {
+		return -errno;
+	}
+	cache_gen_bump(c);
+	return 0;
+}
+
+int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
+			 const struct asgst_jthread *v)
+{
+	struct asgst_jthread_key k = { .tgid = (uint32_t)tgid,
+				       .ns_tid = ns_tid };
+	int fd;
+
+	if (!c || tgid <= 0 || !ns_tid)
+		return -EINVAL;
+	fd = bpf_map__fd(c->skel->maps.jthreads);
+	if (v) {
+		if (bpf_map_update_elem(fd, &k, v, BPF_ANY))
+			return -errno;
+	} else if (bpf_map_delete_elem(fd, &k) && errno != ENOENT) {
+		return -errno;
+	}
+	cache_gen_bump(c);
+	return 0;
+}
+
+int capture__set_jvm_cont(struct capture *c, pid_t tgid,
+			  const struct asgst_jvm_cont *v)
+{
+	uint32_t k = (uint32_t)tgid;
+
+	if (!c || tgid <= 0 || !v)
+		return -EINVAL;
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.jvm_conts), &k, v,
+				BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int run(struct capture *c, int timeout_ms, bool wait,
+	       capture_sample_fn fn, void *ctx)
+{
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	c->fn = fn;
+	c->fn_ctx = ctx;
+	c->consumed = 0;
+	c->stop = false;
+	ret = 0;
+	if (wait)
+		ret = ring_buffer__poll(c->rb, timeout_ms);
+	/* the kernel side skips most wakeups: take what is there anyway */
+	if (ret >= 0 && !c->stop)
+		ret = ring_buffer__consume(c->rb);
+	c->fn = NULL;
+	c->fn_ctx = NULL;
+	if (ret == -EINTR || ret == -ECANCELED || ret >= 0)
+		return c->consumed;
+	return ret;
+}
+
+int capture__poll(struct capture *c, int timeout_ms, capture_sample_fn fn,
+		  void *ctx)
+{
+	return run(c, timeout_ms, true, fn, ctx);
+}
+
+int capture__drain(struct capture *c, capture_sample_fn fn, void *ctx)
+{
+	return run(c, 0, false, fn, ctx);
+}
+
+int capture__stats(struct capture *c, uint64_t out[ASGST_STAT_MAX])
+{
+	uint64_t *vals;
+	int fd, ret = 0;
+
+	if (!c)
+		return -EINVAL;
+	vals = calloc(c->ncpus_possible, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	fd = bpf_map__fd(c->skel->maps.stats);
+	for (uint32_t k = 0; k < ASGST_STAT_MAX; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
+			ret = -errno;
+			goto cleanup;
+		}
+		for (int i = 0; i < c->ncpus_possible; i++)
+			out[k] += vals[i];
+	}
+cleanup:
+	free(vals);
+	return ret;
+}
+
+static int prog_stats(struct bpf_program *prog, uint64_t *run_time_ns,
+		      uint64_t *run_cnt)
+{
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+
+	*run_time_ns = 0;
+	*run_cnt = 0;
+	if (bpf_program__fd(prog) < 0)
+		return 0;	/* not loaded: no cost */
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return -errno;
+	/* zero unless stats are on (ours, or someone else's) */
+	*run_time_ns = info.run_time_ns;
+	*run_cnt = info.run_cnt;
+	return 0;
+}
+
+int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
+			uint64_t *run_cnt)
+{
+	if (!c)
+		return -EINVAL;
+	return prog_stats(c->skel->progs.asgst_sample, run_time_ns, run_cnt);
+}
+
+int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
+			  uint64_t *run_cnt)
+{
+	if (!c)
+		return -EINVAL;
+	return prog_stats(c->skel->progs.asgst_switch, run_time_ns, run_cnt);
+}
+
+int capture__ncpus(const struct capture *c)
+{
+	return c ? c->nev : 0;
+}

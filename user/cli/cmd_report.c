@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * asgst-bpf report: decode a raw recording (.asgst) again, after the
+ * processes are gone, into any output format, with the same filters as
+ * record. The recorded code maps and /proc/PID/maps texts stand in for the
+ * processes; native modules are read from their host paths.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jvm/codemap.h"
+#include "cli/commands.h"
+#include "profile/filter.h"
+#include "output/output.h"
+#include "profile/pipeline.h"
+#include "profile/profile.h"
+#include "output/raw.h"
+#include "output/writers.h"
+
+static const char report_usage[] =
+"Usage: asgst-bpf report -i FILE.asgst [-f FORMAT] [-o FILE] [FILTERS]\n"
+"\n"
+"Decode a raw recording (record -o FILE.asgst) again, on the same host,\n"
+"also after the recorded processes have exited.\n"
+"\n"
+"  -i, --input FILE        the raw recording\n"
+"  -o, --output FILE       write here (default: stdout)\n"
+"  -f, --format FORMAT     collapsed, json, pprof, html, top (default: from\n"
+"                          -o's extension; top on a terminal, else collapsed)\n"
+"      --pinned            instead of a profile: the off-CPU time of carriers\n"
+"                          blocked with a virtual thread mounted, by the\n"
+"                          frame that pinned it (record -e offcpu), as\n"
+"                          lines PINNED_NS<TAB>COUNT<TAB>FRAME\n"
+"  -q, --quiet             no notices\n"
+"\n"
+"Filters:\n"
+"      --pid PID[,PID...]  only these processes\n"
+FILTER_USAGE;
+
+/* one recorded code map, rebuilt in a private file from its chunks */
+struct cm_file {
+	pid_t pid;
+	int fd;
+};
+
+struct report {
+	struct cm_file *cms;
+	size_t ncms;
+	char dir[64];		/* private directory of the rebuilt maps */
+	bool have_dir;
+};
+
+static int cm_file_for(struct report *r, pid_t pid)
+{
+	char path[128];
+	struct cm_file *n;
+	int fd;
+
+	for (size_t i = 0; i < r->ncms; i++)
+		if (r->cms[i].pid == pid)
+			return r->cms[i].fd;
+	if (!r->have_dir) {
+		snprintf(r->dir, sizeof(r->dir), "/tmp/asgst-report.XXXXXX");
+		if (!mkdtemp(r->dir))
+			return -errno;
+		r->have_dir = true;
+	}
+	snprintf(path, sizeof(path), "%s/%d.map", r->dir, (int)pid);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	n = realloc(r->cms, (r->ncms + 1) * sizeof(*n));
+	if (!n) {
+		close(fd);
+		return -ENOMEM;
+	}
+	r->cms = n;
+	r->cms[r->ncms].pid = pid;
+	r->cms[r->ncms].fd = fd;
+	r->ncms++;
+	return fd;
+}
+
+static void report__cleanup(struct report *r)
+{
+	char path[128];
+
+	for (size_t i = 0; i < r->ncms; i++) {
+		close(r->cms[i].fd);
+		snprintf(path, sizeof(path), "%s/%d.map", r->dir,
+			 (int)r->cms[i].pid);
+		unlink(path);
+	}
+	if (r->have_dir)
+		rmdir(r->dir);
+	free(r->cms);
+}
+
+/* what the passes over the raw file share */
+struct pass {
+	const char *in;
+	struct report *r;
+	struct pipeline *pl;
+	struct profile *prof;
+	bool quiet;
+	unsigned samples;
+};
+
+typedef int (*chunk_fn)(struct pass *ps, uint32_t type, const void *pay,
+			uint64_t len, char *err, size_t errlen);
+
+/* one pass over the file: fn for every chunk; 0, or the first error */
+static int raw_pass(struct pass *ps, chunk_fn fn, char *err, size_t errlen)
+{
+	struct raw_reader *rd = NULL;
+	const void *pay;
+	uint64_t len;
+	uint32_t type;
+	int rc;
+
+	rc = raw_reader__open(&rd, ps->in, err, errlen);
+	if (rc)
+		return rc;
+	while ((rc = raw_reader__next(rd, &type, &pay, &len, err,
+				      errlen)) == 1 &&
+	       !(rc = fn(ps, type, pay, len, err, errlen)))
+		;
+	raw_reader__close(rd);
+	return rc < 0 ? rc : 0;
+}
+
+/* pass 1: code maps (rebuilt in private files), metadata, stored stacks */
+static int on_context(struct pass *ps, uint32_t type, const void *pay,
+		      uint64_t len, char *err, size_t errlen)
+{
+	if (type == RAW_CODEMAP) {
+		const struct raw_codemap *c = pay;
+		int fd;
+
+		if (len < sizeof(*c) || c->offset > (1ull << 32)) {
+			snprintf(err, errlen, "%s: bad code-map chunk", ps->in);
+			return -EINVAL;
+		}
+		fd = cm_file_for(ps->r, (pid_t)c->pid);
+		if (fd < 0 || pwrite(fd, c + 1, len - sizeof(*c),
+				     (off_t)c->offset) !=
+				      (ssize_t)(len - sizeof(*c))) {
+			snprintf(err, errlen, "cannot rebuild the code map of "
+				 "pid %u: %s", c->pid,
+				 strerror(fd < 0 ? -fd : errno));
+			return -EIO;
+		}
+	} else if (type == RAW_META) {
+		struct raw_meta m = { 0 };
+		struct profile_meta *pm = profile__meta(ps->prof);
+
+		if (len < RAW_META_V1_SIZE) {
+			snprintf(err, errlen, "%s: bad meta chunk", ps->in);
+			return -EINVAL;
+		}
+		memcpy(&m, pay, len < sizeof(m) ? len : sizeof(m));
+		pm->frequency_hz = m.frequency_hz;
+		pm->duration_ns = m.duration_ns;
+		pm->samples = m.samples;
+		pm->lost = m.lost;
+		pm->events = m.events;
+		pm->offcpu_events = m.offcpu_events;
+		pm->offcpu_lost = m.offcpu_lost;
+		pm->end_ns = m.end_ns;
+		pm->offcpu_capture_ns = m.offcpu_capture_ns;
+	} else if (type == RAW_STACKS) {
+		if (raw__load_stacks(ps->prof, pay, len)) {
+			snprintf(err, errlen, "%s: corrupt stacks chunk", ps->in);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* the rebuilt code map of pid, NULL when none or unusable (said once) */
+static struct codemap *open_rebuilt_map(struct pass *ps, uint32_t pid)
+{
+	struct codemap *cm = NULL;
+	char path[128], cerr[512];
+
+	for (size_t i = 0; i < ps->r->ncms; i++) {
+		if (ps->r->cms[i].pid != (pid_t)pid)
+			continue;
+		snprintf(path, sizeof(path), "%s/%u.map", ps->r->dir, pid);
+		if (codemap__open(&cm, "/", path, cerr, sizeof(cerr)) ||
+		    codemap__update(cm)) {
+			if (!ps->quiet)
+				fprintf(stderr, "asgst-bpf report: pid %u: %s\n",
+					pid, cm ? codemap__error(cm) : cerr);
+			codemap__free(cm);
+			cm = NULL;
+		}
+		break;
+	}
+	return cm;
+}
+
+/* pass 2: processes, once their code maps are complete */
+static int on_proc(struct pass *ps, uint32_t type, const void *pay,
+		   uint64_t len, char *err, size_t errlen)
+{
+	const struct raw_proc *p = pay;
+	char comm[64];
+	int rc;
+
+	if (type != RAW_PROC)
+		return 0;
+	if (len < sizeof(*p) || p->comm_len >= sizeof(comm) ||
+	    p->maps_len > len - sizeof(*p) - p->comm_len) {
+		snprintf(err, errlen, "%s: bad process chunk", ps->in);
+		return -EINVAL;
+	}
+	memcpy(comm, p + 1, p->comm_len);
+	comm[p->comm_len] = '\0';
+	rc = pipeline__add_offline(ps->pl, (pid_t)p->pid, comm,
+				   p->flags & RAW_PROC_JVM, p->jvm_from_seq,
+				   (const char *)(p + 1) + p->comm_len,
+				   p->maps_len, open_rebuilt_map(ps, p->pid));
+	if (rc)
+		snprintf(err, errlen, "pid %u: %s", p->pid, strerror(-rc));
+	return rc;
+}
+
+/* pass 3: the samples, in the order the live decode took them */
+static int on_sample(struct pass *ps, uint32_t type, const void *pay,
+		     uint64_t len, char *err, size_t errlen)
+{
+	int rc;
+
+	if (type != RAW_SAMPLE)
+		return 0;
+	rc = pipeline__push(ps->pl, pay, len);
+	if (rc) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	/* decode in batches: bounded memory, few code-map checks */
+	if (++ps->samples % 1024 == 0)
+		pipeline__process(ps->pl, 0, true);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	enum { OPT_FILTER = 256, OPT_PINNED };
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "pinned", no_argument, NULL, OPT_PINNED },
+		{ "pid", required_argument, NULL, OPT_FILTER },
+		FILTER_LONGOPTS(OPT_FILTER),
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *in = NULL, *outp = NULL, *fmt = NULL;
+	struct filter filt = { 0 };
+	struct pipeline_opts po = { .offline = true };
+	struct report r = { 0 };
+	struct output out = { 0 };
+	struct profile *prof = NULL;
+	struct pipeline *pl = NULL;
+	enum output_format f;
+	struct pass ps;
+	char err[512];
+	bool quiet = false, pinned = false;
+	int c, li = -1, rc, ret = 2;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:o:f:qh", longopts, &li)) != -1) {
+		switch (c) {
+		case 'i':
+			in = optarg;
+			break;
+		case 'o':
+			outp = optarg;
+			break;
+		case 'f':
+			fmt = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case OPT_PINNED:
+			pinned = true;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			ret = 0;
+			goto cleanup;
+		case OPT_FILTER:
+			if (filter__option(&filt, longopts[li].name, optarg, err,
+					   sizeof(err))) {
+				fprintf(stderr, "asgst-bpf report: %s\n", err);
+				goto cleanup;
+			}
+			break;
+		default:
+			fprintf(stderr, "asgst-bpf report: unknown or incomplete "
+				"option '%s'; see 'asgst-bpf report --help'\n",
+				argv[optind - 1]);
+			goto cleanup;
+		}
+	}
+	if (!in) {
+		fprintf(stderr, "asgst-bpf report: give the recording with -i "
+			"FILE.asgst\n");
+		goto cleanup;
+	}
+	if (fmt)
+		f = output_format__from_name(fmt);
+	else if (outp)
+		f = output_format__from_path(outp);
+	else
+		f = isatty(STDOUT_FILENO) ? OUT_TOP : OUT_COLLAPSED;
+	if (f == OUT_NONE && !fmt)
+		f = OUT_COLLAPSED;
+	if (f == OUT_NONE || f == OUT_RAW || !output__supported(f)) {
+		fprintf(stderr, "asgst-bpf report: cannot write format '%s' "
+			"(collapsed, json, pprof, html or top)\n",
+			fmt ? fmt : outp);
+		goto cleanup;
+	}
+	ret = 1;
+	prof = profile__new();
+	po.quiet = quiet;
+	po.filter = filter__active(&filt) ? &filt : NULL;
+	pl = prof ? pipeline__new(prof, NULL, &po) : NULL;
+	if (!pl) {
+		fprintf(stderr, "asgst-bpf report: out of memory\n");
+		goto cleanup;
+	}
+	ps = (struct pass){ .in = in, .r = &r, .pl = pl, .prof = prof,
+			    .quiet = quiet };
+	rc = raw_pass(&ps, on_context, err, sizeof(err));
+	if (!rc)
+		rc = raw_pass(&ps, on_proc, err, sizeof(err));
+	if (!rc)
+		rc = raw_pass(&ps, on_sample, err, sizeof(err));
+	pipeline__finish(pl, profile__meta(prof)->end_ns);
+	if (rc) {
+		fprintf(stderr, "asgst-bpf report: %s\n", err);
+		goto cleanup;
+	}
+	if (pinned) {
+		FILE *o = outp ? fopen(outp, "w") : stdout;
+
+		rc = o ? write_pinned(prof, o) : -errno;
+		if (o && o != stdout && fclose(o) && !rc)
+			rc = -errno;
+		if (rc) {
+			fprintf(stderr, "asgst-bpf report: writing %s: %s\n",
+				outp ? outp : "stdout", strerror(-rc));
+			goto cleanup;
+		}
+	} else if (output__open(&out, outp, f, err, sizeof(err)) ||
+		   output__write(&out, prof, err, sizeof(err))) {
+		fprintf(stderr, "asgst-bpf report: %s\n", err);
+		goto cleanup;
+	}
+	if (!quiet)
+		fprintf(stderr, "asgst-bpf: %llu samples, %llu lost, %zu stacks "
+			"-> %s\n",
+			(unsigned long long)profile__meta(prof)->samples,
+			(unsigned long long)profile__meta(prof)->lost,
+			profile__nstacks(prof), outp ? outp : "stdout");
+	ret = 0;
+cleanup:
+	output__close(&out);
+	pipeline__free(pl);
+	profile__free(prof);
+	filter__free(&filt);
+	report__cleanup(&r);
+	return ret;
+}

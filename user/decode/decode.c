@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The decoder: the ASGST walk loop (asgst_decode), pc classification, and
+ * decoder__trace(), which turns one sample into a struct trace (kernel
+ * frames, then the user frames: an ASGST walk for JVMs with a code map,
+ * the kernel's frame-pointer user stack otherwise).
+ *
+ * The frame kinds are stepped over in decode_compiled.c, decode_interp.c
+ * and decode_native.c; resolve.c names the frames.
+ */
+#include <linux/types.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/asgst.h"
+#include "jvm/codemap.h"
+#include "decode/decode.h"
+#include "decode/decode_walk.h"
+#include "capture/sample.h"
+#include "util/strtab.h"
+#include "symbols/symbolize.h"
+#include "trace.h"
+
+/* ---- frames ---------------------------------------------------------------- */
+
+bool walk_push_java(struct walk *w, uint8_t type, int8_t comp_level,
+		    int32_t bci, uint64_t method)
+{
+	ASGST_JavaFrame *jf;
+
+	if (!walk_room(w))
+		return false;
+	if (w->flags)
+		w->flags[w->n] = 0;
+	jf = &w->frames[w->n++].java_frame;
+	jf->type = type;
+	jf->comp_level = comp_level;
+	jf->bci = bci < 0 || bci >= ASGST_BCI_UNKNOWN ? ASGST_BCI_UNKNOWN :
+							(uint16_t)bci;
+	jf->method = method;
+	w->java_frames++;
+	return true;
+}
+
+bool walk_push_native(struct walk *w, uint64_t pc)
+{
+	ASGST_NonJavaFrame *nf;
+
+	if (!(w->options & ASGST_INCLUDE_NON_JAVA_FRAMES))
+		return true;
+	if (!walk_room(w))
+		return false;
+	if (w->flags)
+		w->flags[w->n] = 0;
+	nf = &w->frames[w->n++].non_java_frame;
+	nf->type = ASGST_FRAME_NON_JAVA;
+	nf->pc = (void *)(uintptr_t)pc;
+	return true;
+}
+
+/* ---- classification -------------------------------------------------------- */
+
+static enum pc_class classify(const struct walk *w, uint64_t pc,
+			      const struct codemap_blob **blob);
+
+enum pc_class walk_classify(const struct walk *w, uint64_t pc,
+			    const struct codemap_blob **blob)
+{
+	struct walk *mw = (struct walk *)w;	/* the memo only */
+
+	if (pc && pc == w->memo_pc) {
+		*blob = w->memo_blob;
+		return w->memo_class;
+	}
+	mw->memo_class = classify(w, pc, blob);
+	mw->memo_pc = pc;
+	mw->memo_blob = *blob;
+	return w->memo_class;
+}
+
+static enum pc_class classify(const struct walk *w, uint64_t pc,
+			      const struct codemap_blob **blob)
+{
+	const struct cm_vm_consts *vm = w->vm;
+	const struct codemap_blob *b;
+
+	*blob = NULL;
+	if (!pc)
+		return PC_NULL;
+	if (vm->call_stub_return && pc == vm->call_stub_return)
+		return PC_CALL_STUB;
+	if (vm->cont_return_barrier && pc == vm->cont_return_barrier)
+		return PC_CONT_BARRIER;
+	if (vm->interp_begin && pc >= vm->interp_begin && pc < vm->interp_end)
+		return PC_INTERP;
+	/* outside the code cache nothing of the JVM's code can be there */
+	if (vm->code_low && vm->code_high &&
+	    (pc < vm->code_low || pc >= vm->code_high))
+		return PC_NATIVE;
+	b = codemap__find(w->cm, pc, w->t);
+	if (b) {
+		*blob = b;
+		if (b->type == CODEMAP_BLOB_CODE)
+			return b->kind == CM_CODE_NATIVE ? PC_NATIVE_WRAPPER :
+							    PC_NMETHOD;
+		switch (b->kind) {
+		case CM_STUB_INTERPRETER:
+			return PC_INTERP;
+		case CM_STUB_CALL_STUB:
+			return PC_CALL_STUB;
+		case CM_STUB_NEP_INVOKER:
+			return PC_DOWNCALL_STUB;
+		case CM_STUB_UPCALL:
+			return PC_UPCALL_STUB;
+		default:
+			return PC_STUB;
+		}
+	}
+	if (vm->code_low && vm->code_high)
+		return PC_CODE_UNKNOWN;
+	return PC_NATIVE;
+}
+
+bool walk_is_return_pc(const struct walk *w, uint64_t pc)
+{
+	const struct codemap_blob *b;
+	const struct codemap_pcdesc *pd;
+
+	switch (walk_classify(w, pc, &b)) {
+	case PC_NMETHOD:
+		/* a call's return address always has its own PcDesc */
+		if (pc <= b->start)
+			return false;
+		if (!b->n_pcs)
+			return true;
+		pd = codemap_blob__pcdesc(b, pc);
+		/*
+		 * After every PcDesc: the stub section. A frame the JVM is
+		 * deoptimizing lazily has its return address patched to its
+		 * nmethod's deopt handler there; the frame is still whole
+		 * (same size), only its bci is not known.
+		 */
+		return !pd || b->start + pd->pc_off == pc;
+	case PC_NATIVE_WRAPPER:
+	case PC_STUB:
+	case PC_DOWNCALL_STUB:
+	case PC_UPCALL_STUB:
+		return b && pc > b->start;
+	case PC_CONT_BARRIER:
+		return true;	/* returned into by a thawed frame */
+	case PC_INTERP:
+	case PC_CALL_STUB:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* ---- the walk -------------------------------------------------------------- */
+
+const char *asgst_error_name(int32_t code)
+{
+	switch (code) {
+	case ASGST_NO_JAVA_FRAME: return "ASGST_NO_JAVA_FRAME";
+	case ASGST_THREAD_EXIT: return "ASGST_THREAD_EXIT";
+	case ASGST_NO_THREAD: return "ASGST_NO_THREAD";
+	case ASGST_WRONG_STATE: return "ASGST_WRONG_STATE";
+	case ASGST_WRONG_KIND: return "ASGST_WRONG_KIND";
+	case ASGST_NO_CODEMAP: return "ASGST_NO_CODEMAP";
+	case ASGST_UNKNOWN_CODE: return "ASGST_UNKNOWN_CODE";
+	case ASGST_NOT_WALKABLE: return "ASGST_NOT_WALKABLE";
+	case ASGST_WINDOW_SHORT: return "ASGST_WINDOW_SHORT";
+	case ASGST_NO_WINDOW: return "ASGST_NO_WINDOW";
+	case ASGST_BAD_SENDER: return "ASGST_BAD_SENDER";
+	case ASGST_DEPTH: return "ASGST_DEPTH";
+	case ASGST_UNKNOWN_METHOD: return "ASGST_UNKNOWN_METHOD";
+	case ASGST_NATIVE_LOST: return "ASGST_NATIVE_LOST";
+	case ASGST_CONT_FROZEN: return "ASGST_CONT_FROZEN";
+	}
+	return "ASGST_UNKNOWN_ERROR";
+}
+
+void asgst_ctx__init(struct asgst_ctx *ctx, const struct codemap *cm)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->cm = cm;
+	ctx->vm = cm && codemap__ok(cm) ? codemap__vm(cm) : NULL;
+}
+
+/*
+ * HotSpot's JavaThreadState at the sample, transition states (base + 1:
+ * _thread_in_native_trans ...) folded into their base state.
+ */
+static enum trace_state java_state(const struct cm_vm_consts *vm,
+				   const struct asgst_sample_hdr *h)
+{
+	int64_t st;
+
+	if (!vm || !(h->flags & ASGST_SF_THREAD_INFO))
+		return TRACE_STATE_UNKNOWN;
+	st = (int64_t)(uint32_t)h->jt_state;
+	for (int fold = 0; fold < 2; fold++, st--) {
+		if (st == vm->thread_state_in_java)
+			return TRACE_STATE_IN_JAVA;
+		if (st == vm->thread_state_in_native)
+			return TRACE_STATE_IN_NATIVE;
+		if (st == vm->thread_state_in_vm)
+			return TRACE_STATE_IN_VM;
+		if (st == vm->thread_state_blocked)
+			return TRACE_STATE_BLOCKED;
+	}
+	return TRACE_STATE_UNKNOWN;
+}
+
+/* JavaThreadState -> JVMTI-style state bits */
+static int32_t thread_state(const struct cm_vm_consts *vm,
+			    const struct asgst_sample_hdr *h)
+{
+	int32_t st = ASGST_STATE_ALIVE | ASGST_STATE_RUNNABLE;
+
+	switch (java_state(vm, h)) {
+	case TRACE_STATE_IN_NATIVE:
+		return st | ASGST_STATE_IN_NATIVE;
+	case TRACE_STATE_BLOCKED:
+		return ASGST_STATE_ALIVE | ASGST_STATE_BLOCKED;
+	default:
+		return st;
+	}
+}
+
+/* the kernel's frame-pointer user stack as NON_JAVA frames */
+static void push_ustack(struct walk *w, uint32_t from)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+
+	for (uint32_t i = from; i < h->ustack_n; i++)
+		if (!walk_push_native(w, w->s->ustack[i]))
+			return;
+}
+
+static __thread const struct codemap *tls_method_map;
+
+int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
+		 ASGST_CallTrace *trace, int32_t depth, uint32_t options)
+{
+	const struct asgst_sample_hdr *h;
+	uint8_t want_kind;
+	int32_t want_state;
+	struct walk w;
+	struct wframe f;
+	const struct codemap_thread *th = NULL;
+	bool ok = true;
+
+	if (!ctx || !s || !s->hdr || !trace || depth < 0 ||
+	    (depth > 0 && !trace->frames))
+		return -EINVAL;
+	h = s->hdr;
+	want_kind = trace->kind;
+	want_state = trace->state;
+	ctx->error = 0;
+	ctx->stop_pc = 0;
+	ctx->reason = NULL;
+	ctx->steps = 0;
+	ctx->window_used = 0;
+	ctx->java_thread = false;
+	trace->env_id = 0;
+	trace->frame_info = NULL;
+	trace->num_frames = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.s = s;
+	w.cm = ctx->cm;
+	w.vm = ctx->vm;
+	w.is_text = ctx->is_text;
+	w.text_arg = ctx->text_arg;
+	w.t = h->ktime_ns;
+	w.lo = h->sp;
+	w.hi = h->sp + h->window_len;
+	if (w.hi < w.lo)		/* wraps: no window at all */
+		w.hi = w.lo;
+	w.win = s->window;
+	w.options = options;
+	w.frames = trace->frames;
+	w.depth = depth;
+	w.flags = ctx->frame_flags;
+
+	if (!w.cm || !w.vm) {
+		/* not decodable as Java: the frame-pointer user stack */
+		trace->kind = ASGST_NATIVE_TRACE;
+		trace->state = -1;
+		if (want_kind && !(want_kind & ASGST_NATIVE_TRACE)) {
+			trace->num_frames = ASGST_WRONG_KIND;
+			return 0;
+		}
+		push_ustack(&w, 0);
+		goto out;
+	}
+	tls_method_map = w.cm;
+	th = codemap__thread(w.cm, h->ns_tid, h->ktime_ns);
+	if (th) {
+		ctx->java_thread = true;
+		trace->env_id = th->java_thread;
+	}
+	if (!s->window || !h->window_len ||
+	    (h->flags & ASGST_SF_WINDOW_ERR)) {
+		walk_fail(&w, ASGST_NO_WINDOW, h->ip,
+			  "the sample has no stack window");
+		push_ustack(&w, 0);
+		goto out;
+	}
+
+	f.pc = h->ip;
+	f.sp = h->sp;
+	f.fp = h->bp;
+	f.top = true;
+	f.blob = NULL;
+	while (ok && !w.done && !w.error) {
+		if (++w.steps > WALK_MAX_STEPS) {
+			walk_fail(&w, ASGST_NOT_WALKABLE, f.pc,
+				  "too many frames (a loop?)");
+			break;
+		}
+		switch (walk_classify(&w, f.pc, &f.blob)) {
+		case PC_NMETHOD:
+			ok = walk_compiled(&w, &f);
+			break;
+		case PC_NATIVE_WRAPPER:
+			ok = walk_native_wrapper(&w, &f);
+			break;
+		case PC_INTERP:
+			ok = walk_interpreted(&w, &f);
+			break;
+		case PC_CALL_STUB:
+			ok = walk_entry(&w, &f);
+			break;
+		case PC_STUB:
+			ok = walk_stub(&w, &f);
+			break;
+		case PC_DOWNCALL_STUB:
+			ok = walk_downcall_stub(&w, &f);
+			break;
+		case PC_UPCALL_STUB:
+			ok = walk_upcall_stub(&w, &f);
+			break;
+		case PC_CONT_BARRIER:
+			ok = walk_cont_barrier(&w, &f);
+			break;
+		case PC_NATIVE:
+			ok = walk_native(&w, &f);
+			break;
+		case PC_CODE_UNKNOWN:
+			ok = walk_fail(&w, ASGST_UNKNOWN_CODE, f.pc,
+				       "no code known at this code-cache address");
+			break;
+		case PC_NULL:
+			w.done = true;
+			break;
+		}
+		f.top = false;
+	}
+
+out:
+	ctx->error = w.error;
+	ctx->stop_pc = w.stop_pc;
+	ctx->reason = w.reason;
+	ctx->steps = w.steps;
+	ctx->window_used = w.max_read > w.lo ? (uint32_t)(w.max_read - w.lo) : 0;
+	if (w.cm && w.vm) {
+		trace->kind = w.java_frames || ctx->java_thread ?
+			      ASGST_JAVA_TRACE : ASGST_JVM_TRACE;
+		trace->state = trace->kind == ASGST_JAVA_TRACE ?
+			       thread_state(w.vm, h) : -1;
+		if (want_kind && !(want_kind & trace->kind)) {
+			trace->num_frames = ASGST_WRONG_KIND;
+			return 0;
+		}
+		if (want_state && trace->kind == ASGST_JAVA_TRACE &&
+		    !(want_state & trace->state)) {
+			trace->num_frames = ASGST_WRONG_STATE;
+			return 0;
+		}
+	}
+	trace->num_frames = w.error ? w.error : w.n;
+	return w.n;
+}
+
+int ASGST_GetMethodInfo_cm(const struct codemap *cm, ASGST_Method method,
+			   ASGST_MethodInfo *info)
+{
+	static char empty[1];
+	const struct codemap_method *m;
+
+	if (!info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->class_name = info->generic_class_name = empty;
+	info->method_name = info->signature = info->generic_signature = empty;
+	m = cm ? codemap__method(cm, method) : NULL;
+	if (!m)
+		return -ENOENT;
+	info->class_name = (char *)m->klass;
+	info->class_name_len = (int32_t)strlen(m->klass);
+	info->method_name = (char *)m->name;
+	info->method_name_len = (int32_t)strlen(m->name);
+	info->signature = (char *)m->signature;
+	info->signature_len = (int32_t)strlen(m->signature);
+	info->modifiers = (int32_t)m->modifiers;
+	return 0;
+}
+
+/* JEP 435's form: against the map the calling thread decoded last */
+void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodInfo *info)
+{
+	ASGST_GetMethodInfo_cm(tls_method_map, method, info);
+}
+
+/* ---- decoder__trace ------------------------------------------------------------ */
+
+struct decoder {
+	struct symbolizer *sz;
+	struct strtab *st;
+	pid_t text_pid;
+	uint64_t last_ip;	/* the sample's ip: known maps or not */
+	struct decoder_stats stats;
+	ASGST_CallFrame frames[TRACE_MAX_FRAMES];
+	uint16_t frame_flags[TRACE_MAX_FRAMES];	/* ASGST_FF_* of frames[] */
+};
+
+static bool is_text(void *arg, uint64_t pc)
+{
+	struct decoder *d = arg;
+	const struct sym_map *m = symbolizer__find_map(d->sz, d->text_pid, pc);
+
+	/* unknown process maps: cannot tell, do not cut the walk */
+	return !m ? !symbolizer__find_map(d->sz, d->text_pid, d->last_ip) :
+		    m->exec;
+}
+
+struct decoder *decoder__new(struct symbolizer *sz, struct strtab *st)
+{
+	struct decoder *d;
+
+	if (!st)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->sz = sz;
+	d->st = st;
+	return d;
+}
+
+void decoder__free(struct decoder *d)
+{
+	free(d);
+}
+
+void decoder__stats(const struct decoder *d, struct decoder_stats *out)
+{
+	if (d && out)
+		*out = d->stats;
+}
+
+static void set_error(struct decoder *d, struct trace *t, int32_t code,
+		      uint64_t pc, const char *reason, uint32_t max)
+{
+	struct frame *f;
+
+	t->error = code;
+	t->error_name = asgst_error_name(code);
+	d->stats.errors++;
+	if (code < 0 && -code < (int)(sizeof(d->stats.by_error) /
+				      sizeof(d->stats.by_error[0])))
+		d->stats.by_error[-code]++;
+	if (t->nframes >= max)
+		t->nframes = max - 1;	/* the reason is worth a frame */
+	f = &t->frames[t->nframes++];
+	memset(f, 0, sizeof(*f));
+	f->type = FRAME_UNKNOWN;
+	f->comp_level = -1;
+	f->bci = -1;
+	f->line = -1;
+	f->pc = pc;
+	f->reason = reason;
+}
+
+int decoder__trace(struct decoder *d, const struct sample *s,
+		   struct codemap *cm, bool is_jvm, struct trace *t,
+		   struct frame *buf, uint32_t max)
+{
+	const struct asgst_sample_hdr *h;
+	struct asgst_ctx ctx;
+	ASGST_CallTrace ct;
+	const struct codemap_thread *th;
+	uint32_t nk, room;
+	int n;
+
+	if (!d || !s || !s->hdr || !t || !buf || max < 2)
+		return -EINVAL;
+	h = s->hdr;
+	memset(t, 0, sizeof(*t));
+	t->pid = (pid_t)h->pid;
+	t->tid = (pid_t)h->tid;
+	t->comm = strtab__intern_n(d->st, h->comm,
+				   strnlen(h->comm, ASGST_COMM_LEN));
+	t->thread = t->comm;
+	t->frames = buf;
+	t->kind = TRACE_KIND_NATIVE;
+	t->jvmti_state = -1;
+	if (h->event == ASGST_EV_OFFCPU) {
+		t->event = TRACE_EV_OFFCPU;
+		if (h->flags & ASGST_SF_PREEMPTED)
+			t->flags |= TRACE_F_PREEMPTED;
+	}
+	d->stats.samples++;
+
+	/* kernel frames first; keep room for user frames and a reason */
+	nk = h->kstack_n < max / 2 ? h->kstack_n : max / 2;
+	for (uint32_t i = 0; i < nk; i++) {
+		struct frame *f = &buf[t->nframes++];
+
+		memset(f, 0, sizeof(*f));
+		f->type = FRAME_KERNEL;
+		f->comp_level = -1;
+		f->bci = -1;
+		f->line = -1;
+		f->pc = s->kstack[i];
+		if (d->sz)
+			symbolizer__kernel(d->sz, f->pc, f);
+	}
+	/*
+	 * Off-CPU stacks are taken in the sched_switch tracepoint: its own
+	 * frames (the BPF program, which has no symbol once it is unloaded,
+	 * and bpf_trace_run*) are not the thread's.
+	 */
+	if (t->event == TRACE_EV_OFFCPU) {
+		uint32_t cut = 0;
+
+		for (uint32_t i = 0; i < t->nframes && i < 4; i++) {
+			const char *sym = buf[i].symbol;
+
+			if (sym && (!strncmp(sym, "bpf_trace_run", 13) ||
+				    !strncmp(sym, "__bpf_trace_", 12)))
+				cut = i + 1;
+		}
+		if (cut) {
+			memmove(buf, buf + cut, (t->nframes - cut) * sizeof(*buf));
+			t->nframes -= cut;
+		}
+	}
+	if (h->flags & ASGST_SF_NO_USER) {
+		d->stats.native++;
+		return 0;
+	}
+
+	room = max - t->nframes - 1;	/* one left for an unknown frame */
+	if (room > TRACE_MAX_FRAMES)
+		room = TRACE_MAX_FRAMES;
+	asgst_ctx__init(&ctx, is_jvm ? cm : NULL);
+	if (d->sz) {
+		ctx.is_text = is_text;
+		d->text_pid = t->pid;
+		d->last_ip = h->ip;
+		ctx.text_arg = d;
+	}
+	ctx.frame_flags = d->frame_flags;
+	memset(&ct, 0, sizeof(ct));
+	ct.frames = d->frames;
+	n = asgst_decode(&ctx, s, &ct, (int32_t)room,
+			 ASGST_INCLUDE_NON_JAVA_FRAMES);
+	if (n < 0)
+		return n;
+	t->nframes += asgst_resolve(d->sz, ctx.vm ? cm : NULL, t->pid,
+				    d->frames, d->frame_flags, (uint32_t)n,
+				    buf + t->nframes,
+				    max - t->nframes);
+	t->jvmti_state = ct.state;
+	switch (ct.kind) {
+	case ASGST_JAVA_TRACE:
+		t->kind = TRACE_KIND_JAVA;
+		t->state = (uint8_t)java_state(ctx.vm, h);
+		/* a continuation is mounted: a virtual thread runs */
+		if ((h->flags & ASGST_SF_THREAD_INFO) && h->jt_cont_entry)
+			t->flags |= TRACE_F_VTHREAD;
+		/*
+		 * A carrier that blocks with a virtual thread mounted: the
+		 * virtual thread could not unmount (a native frame, a
+		 * monitor, a class initializer...), so it pins the carrier.
+		 */
+		if (t->event == TRACE_EV_OFFCPU && (t->flags & TRACE_F_VTHREAD) &&
+		    !(t->flags & TRACE_F_PREEMPTED))
+			t->flags |= TRACE_F_PINNED;
+		d->stats.java++;
+		break;
+	case ASGST_JVM_TRACE:
+		t->kind = TRACE_KIND_JVM;
+		d->stats.jvm++;
+		break;
+	default:
+		t->kind = TRACE_KIND_NATIVE;
+		d->stats.native++;
+		break;
+	}
+	if (ctx.vm && (th = codemap__thread(cm, h->ns_tid, h->ktime_ns)) &&
+	    th->name)
+		t->thread = th->name;
+
+	if (ctx.error)
+		set_error(d, t, ctx.error, ctx.stop_pc, ctx.reason, max);
+	else if (is_jvm && !ctx.vm)
+		set_error(d, t, ASGST_NO_CODEMAP, 0,
+			  cm ? "the code map has no VM record yet" :
+			       "no code map: Java frames not decoded (agent not loaded?)",
+			  max);
+	return 0;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Sample -> struct trace: the decoder the record pipeline calls per sample.
+ * JVM samples with a code map are walked as ASGST call traces (asgst.h;
+ * the walk is in decode*.c) and resolved into frames (resolve.c); other
+ * samples give kernel frames plus the frame-pointer user stack.
+ *
+ * Where each frame kind is decoded:
+ *   decode.c           the walk loop, classification of pcs, entry points
+ *   decode_compiled.c  compiled Java frames (nmethods), inlining, stubs
+ *   decode_interp.c    interpreted Java frames
+ *   decode_native.c    C/C++ frames, JNI native wrappers, entry frames
+ *                      (call stub / JavaCallWrapper), thread anchors
+ *   decode_ffm.c       FFM downcall (nep_invoker_blob) and upcall stubs
+ *   resolve.c          ASGST frames -> struct frame (names, lines, symbols)
+ */
+#ifndef ASGST_DECODE_H
+#define ASGST_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode/asgst.h"
+#include "capture/sample.h"
+#include "trace.h"
+
+struct codemap;
+struct strtab;
+struct symbolizer;
+struct decoder;
+
+struct decoder *decoder__new(struct symbolizer *sz, struct strtab *st);
+void decoder__free(struct decoder *d);
+
+/*
+ * Decode one sample into t (t->frames points into buf, max entries);
+ * cm is the process's code map or NULL (non-JVM, or no/bad map); is_jvm
+ * says libjvm.so is mapped. Fills pid/tid/comm/thread/kind/error and the
+ * frames: kernel frames first (symbolized), then the user frames callee
+ * first. Never fails silently: on a walk failure the frames walked so far
+ * plus a FRAME_UNKNOWN frame with the reason, and t->error/error_name set.
+ * Returns 0 (also when the walk failed), -errno only on bad arguments.
+ */
+int decoder__trace(struct decoder *d, const struct sample *s,
+		   struct codemap *cm, bool is_jvm, struct trace *t,
+		   struct frame *buf, uint32_t max);
+
+/* counters over the decoder's life, for summaries and benchmarks */
+struct decoder_stats {
+	uint64_t samples;
+	uint64_t java;		/* ASGST_JAVA_TRACE */
+	uint64_t jvm;		/* ASGST_JVM_TRACE */
+	uint64_t native;	/* ASGST_NATIVE_TRACE */
+	uint64_t errors;	/* walks that stopped with an error */
+	uint64_t by_error[16];	/* index -code for codes -1..-15 */
+};
+void decoder__stats(const struct decoder *d, struct decoder_stats *out);
+
+/*
+ * Resolve ASGST frames into struct frames (resolve.c): Java frames get
+ * class/method/signature/source/line from the code map, non-Java frames
+ * their stub name or native symbol. in_flags (NULL, or n ASGST_FF_*
+ * entries from asgst_ctx.frame_flags) become the FRAME_F_DOWNCALL_* /
+ * _UPCALL_* flags. pid is the host pid (symbolizer). Returns the number
+ * of frames written to out (<= max).
+ */
+uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
+		       pid_t pid, const ASGST_CallFrame *in,
+		       const uint16_t *in_flags, uint32_t n,
+		       struct frame *out, uint32_t max);
+
+#endif /* ASGST_DECODE_H */

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Compiled Java frames (nmethods, C1 and C2, OSR too) and other code-cache
+ * blobs with a fixed frame (runtime stubs, adapters).
+ *
+ * A compiled frame does not use rbp as a frame pointer: its size in words
+ * (CodeBlob::_frame_size, including the return pc) gives the sender:
+ * sender_sp = sp + frame_size words, return pc = sender_sp[-1], the
+ * caller's rbp = sender_sp[-2]. Only the interrupted (top) frame can be
+ * half built: before frame_complete the prologue has pushed nothing, rbp,
+ * or the whole frame; after it an epilogue may already have popped it. We
+ * cannot see the instructions, so each shape is tried and the one whose
+ * return-address slot holds a return pc into known code (for compiled code:
+ * exactly a call site, which always has a PcDesc) wins.
+ *
+ * Inlined frames come from the blob's pc -> inline-chain table: for the
+ * sampled pc the nearest descriptor at or after it; for callers the
+ * descriptor at the return pc, which is the call's own, so each caller's
+ * bci is its call site's.
+ */
+#include <linux/types.h>
+#include "decode/decode_walk.h"
+
+/*
+ * try: whole frame built; rbp pushed only; nothing pushed. strict: the
+ * frame's code has not touched rbp yet (a prologue), so a saved rbp must
+ * equal the live one.
+ */
+bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
+		       bool try_full, bool strict)
+{
+	uint64_t ret, saved;
+
+	if (try_full && frame_size >= 2 &&
+	    walk_read(w, f->sp + (uint64_t)(frame_size - 1) * 8, &ret) &&
+	    walk_read(w, f->sp + (uint64_t)(frame_size - 2) * 8, &saved) &&
+	    (!strict || saved == f->fp) && walk_is_return_pc(w, ret)) {
+		f->sp += (uint64_t)frame_size * 8;
+		f->fp = saved;
+		f->pc = ret;
+		return true;
+	}
+	/* after push rbp: sp[0] is the caller's rbp */
+	if (walk_read(w, f->sp, &saved) && walk_read(w, f->sp + 8, &ret) &&
+	    (!strict || saved == f->fp) && walk_is_return_pc(w, ret)) {
+		f->sp += 16;
+		f->fp = saved;
+		f->pc = ret;
+		return true;
+	}
+	/* at the entry, or after pop rbp / at ret: sp[0] is the return pc */
+	if (walk_read(w, f->sp, &ret) && walk_is_return_pc(w, ret)) {
+		f->sp += 8;
+		f->pc = ret;
+		return true;
+	}
+	return false;
+}
+
+/* sender of a frame of known size; false with the error set */
+static bool sender_by_size(struct walk *w, struct wframe *f,
+			   int32_t frame_size)
+{
+	uint64_t sender_sp, ret, saved;
+
+	sender_sp = f->sp + (uint64_t)frame_size * 8;
+	if (!walk_read(w, sender_sp - 8, &ret) ||
+	    !walk_read(w, sender_sp - 16, &saved))
+		return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,
+				 "compiled frame extends beyond the stack window");
+	if (!walk_is_return_pc(w, ret))
+		return walk_fail(w, ASGST_BAD_SENDER, f->pc,
+				 "compiled frame's return address is not a call site");
+	f->sp = sender_sp;
+	f->fp = saved;
+	f->pc = ret;
+	return true;
+}
+
+/* emit the method's frames at pc: inlined callees first */
+static bool push_scopes(struct walk *w, const struct codemap_blob *b,
+			uint64_t pc, bool prologue)
+{
+	const struct codemap_pcdesc *pd = NULL;
+	int8_t level = (int8_t)(b->comp_level >= -1 && b->comp_level <= 4 ?
+				b->comp_level : -1);
+
+	if (!prologue)
+		pd = codemap_blob__pcdesc(b, pc);
+	if (!pd || !pd->depth || !pd->frames)
+		return walk_push_java(w, ASGST_FRAME_JAVA, level,
+				      prologue ? 0 : -1, b->method);
+	for (uint32_t i = 0; i < pd->depth; i++) {
+		const struct cm_frame *cf = &pd->frames[i];
+		bool outer = i + 1 == pd->depth;
+		uint64_t m = 0;
+
+		if (cf->method_idx < b->n_methods)
+			m = b->method_pool[cf->method_idx];
+		/* MethodHandle intrinsics: the blob knows its own method */
+		if (outer && b->method)
+			m = b->method;
+		if (!walk_push_java(w, outer ? ASGST_FRAME_JAVA :
+					       ASGST_FRAME_JAVA_INLINED,
+				    level, cf->bci, m))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A frame being deoptimized lazily returns into its nmethod's deopt
+ * handler (in the stub section, after every PcDesc); the JVM keeps the
+ * original return pc in the frame itself (nmethod::_orig_pc_offset, per
+ * nmethod, not in the map): the one word of the frame that is a call site
+ * of this nmethod. Its scopes (bci, inlined frames) come from there.
+ */
+static uint64_t deopt_orig_pc(const struct walk *w, const struct wframe *f,
+			      const struct codemap_blob *b)
+{
+	const struct codemap_pcdesc *pd;
+	uint64_t v, found = 0;
+
+	if (!b->n_pcs || (pd = codemap_blob__pcdesc(b, f->pc)) != NULL)
+		return f->pc;	/* a call site, or a map without PcDescs */
+	for (int32_t i = 0; i + 2 < b->frame_size; i++) {
+		if (!walk_read(w, f->sp + (uint64_t)i * 8, &v) ||
+		    v <= b->start || v >= b->end)
+			continue;
+		pd = codemap_blob__pcdesc(b, v);
+		if (!pd || b->start + pd->pc_off != v)
+			continue;
+		if (found && found != v)
+			return f->pc;	/* two candidates: trust neither */
+		found = v;
+	}
+	return found ? found : f->pc;
+}
+
+bool walk_compiled(struct walk *w, struct wframe *f)
+{
+	const struct codemap_blob *b = f->blob;
+	bool prologue;
+
+	if (b->frame_size <= 0)
+		return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
+				 "compiled code without a known frame size");
+	prologue = f->top && b->frame_complete >= 0 &&
+		   f->pc < b->start + (uint64_t)b->frame_complete;
+	if (!push_scopes(w, b, f->top ? f->pc : deopt_orig_pc(w, f, b),
+			 prologue))
+		return false;
+	if (!f->top)
+		return sender_by_size(w, f, b->frame_size);
+	if (prologue) {
+		if (walk_guess_sender(w, f, b->frame_size, true, true) ||
+		    walk_guess_sender(w, f, b->frame_size, true, false))
+			return true;
+	} else {
+		/* the frame is built; else an epilogue has removed it */
+		if (walk_guess_sender(w, f, b->frame_size, true, false))
+			return true;
+		if (walk_guess_sender(w, f, 0, false, false))
+			return true;
+	}
+	return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
+			 "top compiled frame: no return address found (prologue/epilogue?)");
+}
+
+bool walk_stub(struct walk *w, struct wframe *f)
+{
+	if (!walk_push_native(w, f->pc))
+		return false;
+	return walk_stub_sender(w, f);
+}
+
+bool walk_stub_sender(struct walk *w, struct wframe *f)
+{
+	const struct codemap_blob *b = f->blob;
+	int32_t fs = b->frame_size;
+	uint64_t ret, saved;
+	bool complete = !f->top || b->frame_complete < 0 ||
+			f->pc >= b->start + (uint64_t)b->frame_complete;
+
+	if (fs > 0 && complete) {
+		if (walk_guess_sender(w, f, fs, true, false))
+			return true;
+	}
+	/* stubs that keep rbp as a frame pointer (enter/leave) */
+	if (f->fp > f->sp && walk_read(w, f->fp, &saved) &&
+	    walk_read(w, f->fp + 8, &ret) && walk_is_return_pc(w, ret)) {
+		f->sp = f->fp + 16;
+		f->fp = saved;
+		f->pc = ret;
+		return true;
+	}
+	if (f->top && walk_guess_sender(w, f, fs, fs > 0, true))
+		return true;
+	return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
+			 "stub frame: no return address found");
+}

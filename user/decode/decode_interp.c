@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Interpreted Java frames (the template interpreter).
+ *
+ * An interpreted frame is rbp-based (offsets in words from rbp, from the
+ * VM constants of the code map): rbp[0] the caller's rbp, rbp[1] the return
+ * pc, rbp[-1] the sender's sp as the caller left it (the "unextended" sp a
+ * compiled caller's frame size counts from), rbp[-3] the Method*, rbp[-8]
+ * the bcp (saved at calls). bci = bcp - (ConstMethod* + sizeof(ConstMethod)).
+ *
+ * The top frame's bcp is live in r13 (the slot is only written at calls),
+ * and while a method is being entered (or an invoke is jumping to it) the
+ * frame at rbp is still the caller's; rbx then holds the callee's Method*.
+ */
+#include <linux/types.h>
+#include "decode/decode_walk.h"
+
+/* bci of bcp in method m, -1 when implausible */
+int32_t walk_bcp_to_bci(const struct walk *w, const struct codemap_method *m,
+			uint64_t bcp)
+{
+	uint64_t base;
+
+	if (!m || !m->const_method || w->vm->sizeof_const_method <= 0)
+		return -1;
+	base = m->const_method + (uint64_t)w->vm->sizeof_const_method;
+	if (bcp < base || bcp - base >= ASGST_BCI_UNKNOWN)
+		return -1;
+	return (int32_t)(bcp - base);
+}
+
+static int32_t slot(const struct walk *w, int32_t off, int32_t dflt)
+{
+	(void)w;
+	return off == CM_ABSENT ? dflt : off;
+}
+
+/* read rbp[words] */
+static bool fp_read(const struct walk *w, uint64_t fp, int32_t words,
+		    uint64_t *out)
+{
+	return walk_read(w, fp + (uint64_t)((int64_t)words * 8), out);
+}
+
+/* the frame at fp looks like an interpreted frame: its Method* */
+static const struct codemap_method *frame_method(const struct walk *w,
+						 uint64_t fp, uint64_t *mp)
+{
+	uint64_t m;
+
+	if (!fp_read(w, fp, slot(w, w->vm->if_method, -3), &m))
+		return NULL;
+	*mp = m;
+	return codemap__method(w->cm, m);
+}
+
+/* move f to the sender of the interpreted frame at fp */
+static bool interp_sender(struct walk *w, struct wframe *f, uint64_t fp,
+			  uint64_t fallback_usp)
+{
+	uint64_t ret, saved, usp;
+	const struct codemap_blob *b;
+	enum pc_class c;
+
+	if (!fp_read(w, fp, 0, &saved) || !fp_read(w, fp, 1, &ret))
+		return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,
+				 "interpreted frame extends beyond the stack window");
+	if (!walk_is_return_pc(w, ret))
+		return walk_fail(w, ASGST_BAD_SENDER, f->pc,
+				 "interpreted frame's return address is not code");
+	c = walk_classify(w, ret, &b);
+	if (c == PC_NMETHOD || c == PC_NATIVE_WRAPPER || c == PC_STUB) {
+		/* a compiled caller's frame counts from its own sp */
+		if (!fp_read(w, fp, slot(w, w->vm->if_sender_sp, -1), &usp))
+			usp = fallback_usp;
+		if (usp < fp + 16 || !walk_in(w, usp, 8)) {
+			if (fallback_usp >= fp + 16 && walk_in(w, fallback_usp, 8))
+				usp = fallback_usp;
+			else
+				return walk_fail(w, ASGST_BAD_SENDER, ret,
+						 "interpreted frame's sender sp is implausible");
+		}
+	} else {
+		usp = fp + 16;
+	}
+	if (saved <= fp && c == PC_INTERP)
+		return walk_fail(w, ASGST_BAD_SENDER, ret,
+				 "interpreted caller's rbp does not grow");
+	f->pc = ret;
+	f->fp = saved;
+	f->sp = usp;
+	return true;
+}
+
+bool walk_interpreted(struct walk *w, struct wframe *f)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	const struct codemap_method *m = NULL, *rbx = NULL;
+	uint64_t fp = f->fp, mp = 0, bcp = 0, ret;
+	int32_t bci = -1;
+	bool framed;
+
+	framed = fp >= f->sp && (m = frame_method(w, fp, &mp)) != NULL;
+	if (f->top)
+		rbx = codemap__method(w->cm, h->rbx);
+
+	if (f->top && rbx && (!framed || mp != h->rbx)) {
+		/* being entered: rbx's frame is not (fully) built yet */
+		if (!walk_push_java(w, ASGST_FRAME_JAVA, 0, 0, h->rbx))
+			return false;
+		if (framed)
+			goto frame;	/* rbp still holds the caller's frame */
+		/* after enter, before the Method* slot: rbp is rbx's frame */
+		if (fp > f->sp && walk_in(w, fp, 16) &&
+		    fp_read(w, fp, 1, &ret) && walk_is_return_pc(w, ret))
+			return interp_sender(w, f, fp, h->r13);
+		/* before enter: the return pc on top of the stack */
+		for (int i = 0; i < 2; i++) {
+			if (walk_read(w, f->sp + (uint64_t)i * 8, &ret) &&
+			    walk_is_return_pc(w, ret)) {
+				uint64_t nsp = f->sp + (uint64_t)(i + 1) * 8;
+				const struct codemap_blob *b;
+				enum pc_class c = walk_classify(w, ret, &b);
+
+				if ((c == PC_NMETHOD || c == PC_STUB ||
+				     c == PC_NATIVE_WRAPPER) &&
+				    h->r13 >= nsp && walk_in(w, h->r13, 8))
+					nsp = h->r13;	/* sender sp */
+				f->pc = ret;
+				f->sp = nsp;
+				return true;
+			}
+		}
+		return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
+				 "interpreter method entry: no return address found");
+	}
+	if (!framed) {
+		if (!walk_in(w, fp, 8) || fp < f->sp)
+			return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,
+					 "interpreted frame's rbp is outside the stack window");
+		return walk_fail(w, ASGST_UNKNOWN_METHOD, f->pc,
+				 "interpreted frame's Method* is not in the code map");
+	}
+	if (f->top)
+		bci = walk_bcp_to_bci(w, m, h->r13);
+	if (bci < 0 && fp_read(w, fp, slot(w, w->vm->if_bcp, -8), &bcp))
+		bci = walk_bcp_to_bci(w, m, bcp);
+	if (!walk_push_java(w, ASGST_FRAME_JAVA, 0, bci, mp))
+		return false;
+	return interp_sender(w, f, fp, 0);
+
+frame:
+	/* the caller's frame at rbp, its bcp saved at the invoke */
+	if (fp_read(w, fp, slot(w, w->vm->if_bcp, -8), &bcp))
+		bci = walk_bcp_to_bci(w, m, bcp);
+	if (!walk_push_java(w, ASGST_FRAME_JAVA, 0, bci, mp))
+		return false;
+	return interp_sender(w, f, fp, 0);
+}

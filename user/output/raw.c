@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The raw recording file: see raw.h for the layout. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profile/profile.h"
+#include "decode/asgst.h"
+#include "output/raw.h"
+#include "util/strtab.h"
+#include "trace.h"
+
+#define STR_NULL	0xffffu
+
+struct raw_writer {
+	FILE *f;
+	char *path;
+	int err;		/* first write error */
+};
+
+struct raw_reader {
+	FILE *f;
+	uint64_t size, pos;
+	void *buf;
+	size_t cap;
+};
+
+static const uint8_t zeros[8];
+
+int raw_writer__open(struct raw_writer **out, const char *path, char *err,
+		     size_t errlen)
+{
+	struct raw_file_hdr h = { .version = RAW_VERSION,
+				  .hdr_size = sizeof(h) };
+	struct raw_writer *w = calloc(1, sizeof(*w));
+	int e;
+
+	if (!w)
+		return -ENOMEM;
+	w->path = strdup(path);
+	w->f = fopen(path, "w");
+	if (!w->f || !w->path) {
+		e = errno ? errno : ENOMEM;
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+		if (w->f)
+			fclose(w->f);
+		free(w->path);
+		free(w);
+		return -e;
+	}
+	memcpy(h.magic, RAW_MAGIC, 8);
+	if (fwrite(&h, sizeof(h), 1, w->f) != 1)
+		w->err = -EIO;
+	*out = w;
+	return 0;
+}
+
+const char *raw_writer__path(const struct raw_writer *w)
+{
+	return w->path;
+}
+
+int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
+		      size_t alen, const void *b, size_t blen)
+{
+	struct raw_chunk c = { .type = type, .len = alen + blen };
+	size_t pad = (8 - (c.len & 7)) & 7;
+
+	if (w->err)
+		return w->err;
+	if (fwrite(&c, sizeof(c), 1, w->f) != 1 ||
+	    (alen && fwrite(a, alen, 1, w->f) != 1) ||
+	    (blen && fwrite(b, blen, 1, w->f) != 1) ||
+	    (pad && fwrite(zeros, pad, 1, w->f) != 1))
+		w->err = errno ? -errno : -EIO;
+	return w->err;
+}
+
+int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
+		     uint64_t jvm_from_seq, const char *comm, const char *maps,
+		     size_t maps_len)
+{
+	struct raw_proc rp = {
+		.pid = (uint32_t)pid,
+		.flags = is_jvm ? RAW_PROC_JVM : 0,
+		.comm_len = comm ? (uint32_t)strlen(comm) : 0,
+		.maps_len = maps_len,
+		.jvm_from_seq = jvm_from_seq,
+	};
+	size_t n = sizeof(rp) + rp.comm_len + maps_len;
+	char *buf = malloc(n);
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &rp, sizeof(rp));
+	if (rp.comm_len)
+		memcpy(buf + sizeof(rp), comm, rp.comm_len);
+	if (maps_len)
+		memcpy(buf + sizeof(rp) + rp.comm_len, maps, maps_len);
+	rc = raw_writer__chunk(w, RAW_PROC, buf, n, NULL, 0);
+	free(buf);
+	return rc;
+}
+
+/* ---- decoded stacks: a growable byte buffer and its reader ---- */
+
+struct bytes {
+	uint8_t *p;
+	size_t n, cap;
+	int err;
+};
+
+static void put(struct bytes *b, const void *v, size_t n)
+{
+	if (b->err)
+		return;
+	if (b->n + n > b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 4096;
+		uint8_t *np;
+
+		while (nc < b->n + n)
+			nc *= 2;
+		np = realloc(b->p, nc);
+		if (!np) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->p = np;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->n, v, n);
+	b->n += n;
+}
+
+static void put_str(struct bytes *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	uint16_t len;
+
+	if (n >= STR_NULL)
+		n = STR_NULL - 1;
+	len = s ? (uint16_t)n : STR_NULL;
+	put(b, &len, sizeof(len));
+	if (s)
+		put(b, s, n);
+}
+
+struct raw_stack {
+	uint32_t pid, tid;
+	uint8_t kind;
+	uint8_t state, event, flags;	/* trace_state/event, TRACE_F_*;
+					   zero in files of before */
+	int32_t error;
+	uint64_t count, weight_ns;
+	uint32_t nframes;
+} __attribute__((packed));
+
+struct raw_frame {
+	uint8_t type;
+	int8_t comp_level;
+	uint16_t flags;
+	int32_t bci, line;
+	uint64_t pc, offset;
+} __attribute__((packed));
+
+int raw_writer__stacks(struct raw_writer *w, const struct profile *p)
+{
+	struct bytes b = { 0 };
+	int rc;
+
+	for (size_t i = 0; i < profile__nstacks(p); i++) {
+		const struct profile_stack *s = profile__stack(p, i);
+		const struct trace *t = &s->trace;
+		struct raw_stack rs = {
+			.pid = (uint32_t)t->pid, .tid = (uint32_t)t->tid,
+			.kind = t->kind, .error = t->error,
+			.state = t->state, .event = t->event,
+			.flags = (uint8_t)t->flags,
+			.count = s->count, .weight_ns = s->weight_ns,
+			.nframes = t->nframes,
+		};
+
+		put(&b, &rs, sizeof(rs));
+		put_str(&b, t->comm);
+		put_str(&b, t->thread);
+		put_str(&b, t->error_name);
+		for (uint32_t j = 0; j < t->nframes; j++) {
+			const struct frame *f = &t->frames[j];
+			struct raw_frame rf = {
+				.type = f->type, .comp_level = f->comp_level,
+				.flags = f->flags, .bci = f->bci,
+				.line = f->line, .pc = f->pc,
+				.offset = f->offset,
+			};
+
+			put(&b, &rf, sizeof(rf));
+			put_str(&b, f->symbol);
+			put_str(&b, f->module);
+			put_str(&b, f->klass);
+			put_str(&b, f->method);
+			put_str(&b, f->signature);
+			put_str(&b, f->source);
+			put_str(&b, f->reason);
+		}
+	}
+	rc = b.err ? b.err : raw_writer__chunk(w, RAW_STACKS, b.p, b.n, NULL, 0);
+	free(b.p);
+	return rc;
+}
+
+int raw_writer__close(struct raw_writer *w, const struct profile *p)
+{
+	int rc;
+
+	if (!w)
+		return 0;
+	if (p) {
+		const struct profile_meta *m = profile__meta_const(p);
+		struct raw_meta rm = {
+			.frequency_hz = m->frequency_hz,
+			.duration_ns = m->duration_ns,
+			.samples = m->samples,
+			.lost = m->lost,
+			.events = m->events,
+			.offcpu_events = m->offcpu_events,
+			.offcpu_lost = m->offcpu_lost,
+			.end_ns = m->end_ns,
+			.offcpu_capture_ns = m->offcpu_capture_ns,
+		};
+
+		raw_writer__chunk(w, RAW_META, &rm, sizeof(rm), NULL, 0);
+	}
+	if (fclose(w->f) && !w->err)
+		w->err = -errno;
+	rc = w->err;
+	free(w->path);
+	free(w);
+	return rc;
+}
+
+/* ---- reader ---- */
+
+int raw_reader__open(struct raw_reader **out, const char *path, char *err,
+		     size_t errlen)
+{
+	struct raw_file_hdr h;
+	struct raw_reader *r;
+	struct stat st;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->f = fdopen(fd, "r"))) {
+		close(fd);
+		free(r);
+		return -ENOMEM;
+	}
+	r->size = (uint64_t)st.st_size;
+	if (fread(&h, sizeof(h), 1, r->f) != 1 ||
+	    memcmp(h.magic, RAW_MAGIC, 8) != 0) {
+		snprintf(err, errlen, "%s is not an asgst-bpf raw file (bad "
+			 "magic); record one with -o FILE.asgst", path);
+		goto bad;
+	}
+	if (h.version != RAW_VERSION) {
+		snprintf(err, errlen, "%s is a raw file of version %u; this "
+			 "asgst-bpf reads version %u", path, h.version,
+			 RAW_VERSION);
+		goto bad;
+	}
+	if (h.hdr_size < sizeof(h) || h.hdr_size > 4096 ||
+	    h.hdr_size > r->size ||
+	    fseek(r->f, (long)h.hdr_size, SEEK_SET)) {
+		snprintf(err, errlen, "%s: bad header size %u", path,
+			 h.hdr_size);
+		goto bad;
+	}
+	r->pos = h.hdr_size;
+	*out = r;
+	return 0;
+bad:
+	raw_reader__close(r);
+	return -EINVAL;
+}
+
+int raw_reader__next(struct raw_reader *r, uint32_t *type,
+		     const void **payload, uint64_t *len, char *err,
+		     size_t errlen)
+{
+	struct raw_chunk c;
+	uint64_t padded;
+
+	if (r->pos == r->size)
+		return 0;
+	if (r->size - r->pos < sizeof(c) ||
+	    fread(&c, sizeof(c), 1, r->f) != 1) {
+		snprintf(err, errlen, "raw file truncated at offset %llu (a "
+			 "chunk header is cut)", (unsigned long long)r->pos);
+		return -EINVAL;
+	}
+	padded = (c.len + 7) & ~7ull;
+	if (c.len > RAW_MAX_CHUNK ||
+	    padded > r->size - r->pos - sizeof(c)) {
+		snprintf(err, errlen, "raw file corrupt or truncated at offset "
+			 "%llu: chunk of %llu bytes does not fit",
+			 (unsigned long long)r->pos, (unsigned long long)c.len);
+		return -EINVAL;
+	}
+	if (c.type < RAW_SAMPLE || c.type > RAW_META) {
+		snprintf(err, errlen, "raw file corrupt at offset %llu: "
+			 "unknown chunk type %u", (unsigned long long)r->pos,
+			 c.type);
+		return -EINVAL;
+	}
+	if (padded > r->cap) {
+		void *nb = malloc(padded ? padded : 8);
+
+		if (!nb)
+			return -ENOMEM;
+		free(r->buf);
+		r->buf = nb;
+		r->cap = padded;
+	}
+	if (padded && fread(r->buf, padded, 1, r->f) != 1) {
+		snprintf(err, errlen, "raw file truncated at offset %llu",
+			 (unsigned long long)r->pos);
+		return -EINVAL;
+	}
+	r->pos += sizeof(c) + padded;
+	*type = c.type;
+	*payload = r->buf;
+	*len = c.len;
+	return 1;
+}
+
+void raw_reader__close(struct raw_reader *r)
+{
+	if (!r)
+		return;
+	if (r->f)
+		fclose(r->f);
+	free(r->buf);
+	free(r);
+}
+
+struct cursor {
+	const uint8_t *p;
+	uint64_t n, off;
+	struct strtab *st;
+	bool bad;
+};
+
+static void get(struct cursor *c, void *v, size_t n)
+{
+	if (c->bad || c->n - c->off < n) {
+		c->bad = true;
+		memset(v, 0, n);
+		return;
+	}
+	memcpy(v, c->p + c->off, n);
+	c->off += n;
+}
+
+static const char *get_str(struct cursor *c)
+{
+	uint16_t len;
+	const char *s;
+
+	get(c, &len, sizeof(len));
+	if (c->bad || len == STR_NULL)
+		return NULL;
+	if (c->n - c->off < len) {
+		c->bad = true;
+		return NULL;
+	}
+	s = strtab__intern_n(c->st, (const char *)c->p + c->off, len);
+	c->off += len;
+	return s;
+}
+
+/* the JVMTI state bits a trace_state stands for (the file keeps only it) */
+static int32_t raw_state_bits(uint8_t state, uint8_t kind)
+{
+	if (kind != TRACE_KIND_JAVA)
+		return -1;
+	switch (state) {
+	case TRACE_STATE_BLOCKED:
+		return ASGST_STATE_ALIVE | ASGST_STATE_BLOCKED;
+	case TRACE_STATE_IN_NATIVE:
+		return ASGST_STATE_ALIVE | ASGST_STATE_RUNNABLE |
+		       ASGST_STATE_IN_NATIVE;
+	default:
+		return ASGST_STATE_ALIVE | ASGST_STATE_RUNNABLE;
+	}
+}
+
+int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
+{
+	struct cursor c = { .p = payload, .n = len, .st = profile__strtab(p) };
+	struct frame *frames = calloc(TRACE_MAX_FRAMES, sizeof(*frames));
+	int rc = 0;
+
+	if (!frames)
+		return -ENOMEM;
+	while (!c.bad && c.off < c.n) {
+		struct raw_stack rs;
+		struct trace t = { 0 };
+
+		get(&c, &rs, sizeof(rs));
+		if (c.bad || rs.nframes > TRACE_MAX_FRAMES ||
+		    rs.kind > TRACE_KIND_JVM || rs.state > TRACE_STATE_BLOCKED ||
+		    rs.event > TRACE_EV_OFFCPU)
+			break;
+		t.state = rs.state;
+		t.event = rs.event;
+		t.flags = rs.flags;
+		t.jvmti_state = raw_state_bits(rs.state, rs.kind);
+		t.pid = (pid_t)rs.pid;
+		t.tid = (pid_t)rs.tid;
+		t.kind = rs.kind;
+		t.error = rs.error;
+		t.comm = get_str(&c);
+		t.thread = get_str(&c);
+		t.error_name = get_str(&c);
+		t.nframes = rs.nframes;
+		t.frames = frames;
+		for (uint32_t j = 0; j < rs.nframes && !c.bad; j++) {
+			struct raw_frame rf;
+			struct frame *f = &frames[j];
+
+			get(&c, &rf, sizeof(rf));
+			if (rf.type > FRAME_KERNEL)
+				c.bad = true;
+			f->type = rf.type;
+			f->comp_level = rf.comp_level;
+			f->flags = rf.flags;
+			f->bci = rf.bci;
+			f->line = rf.line;
+			f->pc = rf.pc;
+			f->offset = rf.offset;
+			f->symbol = get_str(&c);
+			f->module = get_str(&c);
+			f->klass = get_str(&c);
+			f->method = get_str(&c);
+			f->signature = get_str(&c);
+			f->source = get_str(&c);
+			f->reason = get_str(&c);
+		}
+		if (c.bad)
+			break;
+		rc = profile__add(p, &t, rs.count, rs.weight_ns);
+		if (rc)
+			break;
+	}
+	free(frames);
+	if (!rc && c.bad)
+		rc = -EINVAL;
+	return rc;
+}

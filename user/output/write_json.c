@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * JSON output, version 1 (docs/formats.md): every aggregated stack exactly
+ * as decoded. Later versions only add fields. Strings are escaped per
+ * RFC 8259; bytes that are not valid UTF-8 become U+FFFD so the file always
+ * parses.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <linux/types.h>
+#include "profile/profile.h"
+#include "sampler.h"
+#include "trace.h"
+#include "output/writers.h"
+
+/* length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid */
+size_t utf8__seq_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, cp = c & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+void json__put_string(FILE *f, const char *s, bool html_safe)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n;
+
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	n = strlen(s);
+	putc('"', f);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = u[i];
+		size_t l;
+
+		switch (c) {
+		case '"':  fputs("\\\"", f); i++; continue;
+		case '\\': fputs("\\\\", f); i++; continue;
+		case '\b': fputs("\\b", f); i++; continue;
+		case '\f': fputs("\\f", f); i++; continue;
+		case '\n': fputs("\\n", f); i++; continue;
+		case '\r': fputs("\\r", f); i++; continue;
+		case '\t': fputs("\\t", f); i++; continue;
+		}
+		if (c < 0x20 || (html_safe && (c == '<' || c == '>' || c == '&'))) {
+			fprintf(f, "\\u%04x", c);
+			i++;
+			continue;
+		}
+		l = utf8__seq_len(u + i, n - i);
+		if (!l) {
+			fputs("\xef\xbf\xbd", f);	/* U+FFFD */
+			i++;
+			continue;
+		}
+		fwrite(u + i, 1, l, f);
+		i += l;
+	}
+	putc('"', f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	json__put_string(f, s, false);
+}
+
+static void json_hex(FILE *f, uint64_t v)
+{
+	fprintf(f, "\"0x%" PRIx64 "\"", v);
+}
+
+static void write_frame(FILE *f, const struct frame *fr)
+{
+	fputs("{\"type\":", f);
+	json_str(f, frame_type__name(fr->type));
+	switch (fr->type) {
+	case FRAME_KERNEL:
+		fputs(",\"symbol\":", f);
+		if (fr->symbol)
+			json_str(f, fr->symbol);
+		else
+			json_hex(f, fr->pc);	/* never drop a pc */
+		break;
+	case FRAME_NON_JAVA:
+		fputs(",\"pc\":", f);
+		json_hex(f, fr->pc);
+		fputs(",\"symbol\":", f);
+		json_str(f, fr->symbol);
+		fputs(",\"module\":", f);
+		json_str(f, fr->module);
+		fputs(",\"offset\":", f);
+		json_hex(f, fr->offset);
+		break;
+	case FRAME_JAVA:
+	case FRAME_JAVA_INLINED:
+	case FRAME_JAVA_NATIVE:
+		if (fr->type == FRAME_JAVA_NATIVE && !fr->klass && fr->symbol) {
+			/* a stub as the barrier (FFM's nep_invoker_blob) */
+			fputs(",\"symbol\":", f);
+			json_str(f, fr->symbol);
+		}
+		fputs(",\"class\":", f);
+		json_str(f, fr->klass);
+		fputs(",\"method\":", f);
+		json_str(f, fr->method);
+		fputs(",\"signature\":", f);
+		json_str(f, fr->signature);
+		fprintf(f, ",\"bci\":%" PRId32 ",\"line\":%" PRId32
+			",\"comp_level\":%d", fr->bci < 0 ? -1 : fr->bci,
+			fr->line < 0 ? -1 : fr->line,
+			fr->comp_level < 0 ? -1 : fr->comp_level);
+		break;
+	default:
+		fputs(",\"pc\":", f);
+		json_hex(f, fr->pc);
+		fputs(",\"reason\":", f);
+		json_str(f, fr->reason);
+		break;
+	}
+	if (frame_downcall__name(fr->flags)) {
+		fputs(",\"downcall\":", f);
+		json_str(f, frame_downcall__name(fr->flags));
+	}
+	if (frame_upcall__name(fr->flags)) {
+		fputs(",\"upcall\":", f);
+		json_str(f, frame_upcall__name(fr->flags));
+	}
+	if (fr->flags & FRAME_F_VTHREAD_ENTRY)
+		fputs(",\"vthread_entry\":true", f);
+	if (fr->flags & FRAME_F_FROZEN_GAP)
+		fputs(",\"gap\":\"frozen\"", f);
+	if (fr->flags & FRAME_F_FROZEN)
+		fputs(",\"frozen\":true", f);
+	putc('}', f);
+}
+
+int write_json(const struct profile *p, FILE *f)
+{
+	const struct profile_meta *m = profile__meta_const(p);
+	size_t n = profile__nstacks(p);
+
+	errno = 0;
+	fprintf(f, "{\"format\":\"asgst-bpf\",\"version\":1,\"frequency_hz\":%" PRIu32
+		",\"duration_ns\":%" PRIu64 ",\"samples\":%" PRIu64
+		",\"lost\":%" PRIu64 ",\"events\":[%s%s%s]"
+		",\"offcpu_samples\":%" PRIu64 ",\"offcpu_lost\":%" PRIu64
+		",\"offcpu_capture_ns\":%" PRIu64 ",\n\"stacks\":[", m->frequency_hz,
+		m->duration_ns, m->samples, m->lost,
+		m->events & ASGST_EVMASK_OFFCPU && !(m->events & ASGST_EVMASK_CPU) ?
+		"" : "\"cpu\"",
+		(m->events & ASGST_EVMASK_OFFCPU) &&
+		(m->events & ASGST_EVMASK_CPU) ? "," : "",
+		m->events & ASGST_EVMASK_OFFCPU ? "\"offcpu\"" : "",
+		m->offcpu_events, m->offcpu_lost, m->offcpu_capture_ns);
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_stack *ps = profile__stack(p, i);
+		const struct trace *t = &ps->trace;
+
+		fprintf(f, "%s\n{\"pid\":%d,\"tid\":%d,\"comm\":", i ? "," : "",
+			(int)t->pid, (int)t->tid);
+		json_str(f, t->comm ? t->comm : "");
+		fputs(",\"thread\":", f);
+		json_str(f, t->thread ? t->thread : t->comm ? t->comm : "");
+		fprintf(f, ",\"count\":%" PRIu64 ",\"kind\":", ps->count);
+		json_str(f, trace_kind__name(t->kind));
+		fputs(",\"error\":", f);
+		if (t->error) {
+			fprintf(f, "{\"code\":%" PRId32 ",\"name\":", t->error);
+			json_str(f, t->error_name ? t->error_name : "");
+			putc('}', f);
+		} else {
+			fputs("null", f);
+		}
+		fputs(",\"state\":", f);
+		json_str(f, trace_state__name(t->state));
+		if (t->kind == TRACE_KIND_JAVA)
+			fprintf(f, ",\"jvmti_state\":%" PRId32, t->jvmti_state);
+		fprintf(f, ",\"event\":\"%s\"",
+			t->event == TRACE_EV_OFFCPU ? "offcpu" : "cpu");
+		if (t->event == TRACE_EV_OFFCPU)
+			fprintf(f, ",\"offcpu_ns\":%" PRIu64, ps->weight_ns);
+		fprintf(f, ",\"virtual_thread\":%s,\"pinned\":%s",
+			t->flags & TRACE_F_VTHREAD ? "true" : "false",
+			t->flags & TRACE_F_PINNED ? "true" : "false");
+		if (t->event == TRACE_EV_OFFCPU)
+			fprintf(f, ",\"preempted\":%s",
+				t->flags & TRACE_F_PREEMPTED ? "true" : "false");
+		fputs(",\"frames\":[", f);
+		for (uint32_t k = 0; k < t->nframes; k++) {
+			if (k)
+				putc(',', f);
+			write_frame(f, &t->frames[k]);
+		}
+		fputs("]}", f);
+	}
+	fputs("\n]}\n", f);
+	if (fflush(f) || ferror(f))
+		return -(errno ? errno : EIO);
+	return 0;
+}

@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * pprof output: a gzipped perftools.profiles.Profile (profile.proto, as
+ * read by `go tool pprof`, Pyroscope and Grafana). See docs/formats.md.
+ *
+ * Encoded by hand rather than with protobuf-c: the writer only needs
+ * varints and length-delimited fields of a dozen message types, so a
+ * hundred lines replace a build-time protoc-c step, a vendored .proto, a
+ * generated file and a runtime library; and it streams each message into
+ * one buffer instead of building a tree of allocated structs per location.
+ * zlib (already linked) does the gzip wrapper.
+ *
+ * Shape: one Sample per aggregated stack, location ids leaf first. A
+ * compiled Java frame and the frames inlined into it (ASGST reports them
+ * as JAVA_INLINED frames just before it, callee first) become ONE Location
+ * whose Lines run callee first, caller last, as profile.proto wants.
+ */
+#include <errno.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "symbols/elf_symbols.h"
+#include <linux/types.h>
+#include "sampler.h"
+#include "profile/profile.h"
+#include "util/u64map.h"
+#include "util/strtab.h"
+#include "trace.h"
+#include "output/writers.h"
+
+/* ---- protobuf encoding ------------------------------------------------ */
+
+struct pb {
+	uint8_t *buf;
+	size_t len, cap;
+	bool oom;
+};
+
+static void pb_reserve(struct pb *b, size_t n)
+{
+	size_t nc;
+	uint8_t *nb;
+
+	if (b->oom || b->len + n <= b->cap)
+		return;
+	nc = b->cap ? b->cap : 256;
+	while (nc < b->len + n)
+		nc *= 2;
+	nb = realloc(b->buf, nc);
+	if (!nb) {
+		b->oom = true;
+		return;
+	}
+	b->buf = nb;
+	b->cap = nc;
+}
+
+static void pb_raw(struct pb *b, const void *p, size_t n)
+{
+	pb_reserve(b, n);
+	if (b->oom)
+		return;
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			tmp[n] |= 0x80;
+		n++;
+	} while (v);
+	pb_raw(b, tmp, n);
+}
+
+enum { WT_VARINT = 0, WT_LEN = 2 };
+
+/* an int64/uint64/bool field; zero is the default and is left out */
+static void pb_uint(struct pb *b, unsigned field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_varint(b, (uint64_t)field << 3 | WT_VARINT);
+	pb_varint(b, v);
+}
+
+static void pb_bytes(struct pb *b, unsigned field, const void *p, size_t n)
+{
+	pb_varint(b, (uint64_t)field << 3 | WT_LEN);
+	pb_varint(b, n);
+	pb_raw(b, p, n);
+}
+
+/* append sub as embedded message `field` of b, then empty sub for reuse */
+static void pb_msg(struct pb *b, unsigned field, struct pb *sub)
+{
+	if (sub->oom)
+		b->oom = true;
+	pb_bytes(b, field, sub->buf, sub->len);
+	sub->len = 0;
+}
+
+/* profile.proto field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
+	PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
+	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4, MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+};
+
+/* ---- id maps: interned pointer -> id, over the shared u64map --------- */
+
+static uint32_t pmap_get(const struct u64map *m, const void *k)
+{
+	return (uint32_t)u64map__get(m, (uint64_t)(uintptr_t)k);
+}
+
+static int pmap_put(struct u64map *m, const void *k, uint32_t v)
+{
+	return u64map__put(m, (uint64_t)(uintptr_t)k, v);
+}
+
+/* ---- the writer's state ----------------------------------------------- */
+
+struct mapping {
+	uint32_t filename;	/* string index */
+	uint32_t build_id;	/* string index of the hex build-id, 0: none */
+	uint64_t limit;		/* highest address seen + 1 */
+	bool has_functions;	/* every location in it has a real symbol */
+};
+
+struct pp {
+	struct strtab *st;	/* strings and lookup keys */
+	struct u64map strs;	/* string -> index + 1 */
+	const char **strv;	/* index -> string */
+	size_t nstrs, cap_strs;
+	struct u64map funcs;	/* key -> function id */
+	struct u64map locs;	/* key -> location id */
+	struct u64map maps;	/* module -> mapping id */
+	struct mapping *mapv;	/* id - 1 -> mapping */
+	size_t nmaps, cap_maps;
+	uint32_t nfuncs, nlocs;
+	struct pb out;		/* the Profile message */
+	struct pb m1, m2;	/* scratch for nested messages */
+	bool oom;
+	char key[8192];
+};
+
+/*
+ * proto3 string fields must be UTF-8 (protobuf's C++ parser rejects the
+ * whole message otherwise): interned copy with bad bytes -> U+FFFD
+ */
+static const char *intern_utf8(struct strtab *st, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), i, o = 0, l;
+	const char *r;
+	char *buf;
+
+	for (i = 0; i < n; i += l)
+		if (!(l = utf8__seq_len(u + i, n - i)))
+			break;
+	if (i >= n)
+		return strtab__intern(st, s);
+	buf = malloc(n * 3 + 1);
+	if (!buf)
+		return NULL;
+	for (i = 0; i < n; i += l) {
+		l = utf8__seq_len(u + i, n - i);
+		if (l) {
+			memcpy(buf + o, s + i, l);
+			o += l;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			l = 1;
+		}
+	}
+	r = strtab__intern_n(st, buf, o);
+	free(buf);
+	return r;
+}
+
+/* string-table index of s (interned into pp->st first) */
+static uint32_t pp_str(struct pp *pp, const char *s)
+{
+	const char *is;
+	uint32_t idx;
+
+	if (!s || !*s)
+		return 0;
+	is = intern_utf8(pp->st, s);
+	if (!is) {
+		pp->oom = true;
+		return 0;
+	}
+	idx = pmap_get(&pp->strs, is);
+	if (idx)
+		return idx - 1;
+	if (pp->nstrs == pp->cap_strs) {
+		size_t nc = pp->cap_strs * 2;
+		const char **nv = realloc(pp->strv, nc * sizeof(*nv));
+
+		if (!nv) {
+			pp->oom = true;
+			return 0;
+		}
+		pp->strv = nv;
+		pp->cap_strs = nc;
+	}
+	pp->strv[pp->nstrs] = is;
+	if (pmap_put(&pp->strs, is, pp->nstrs + 1)) {
+		pp->oom = true;
+		return 0;
+	}
+	return pp->nstrs++;
+}
+
+static const char *pp_key(struct pp *pp, size_t len)
+{
+	const char *k = strtab__intern_n(pp->st, pp->key,
+					 len < sizeof(pp->key) ? len : sizeof(pp->key) - 1);
+
+	if (!k)
+		pp->oom = true;
+	return k;
+}
+
+static uint32_t pp_function(struct pp *pp, const char *name,
+			    const char *system_name, const char *filename)
+{
+	uint32_t n = pp_str(pp, name), s = pp_str(pp, system_name);
+	uint32_t f = pp_str(pp, filename), id;
+	const char *k;
+
+	k = pp_key(pp, snprintf(pp->key, sizeof(pp->key), "F%u/%u/%u", n, s, f));
+	if (!k)
+		return 0;
+	id = pmap_get(&pp->funcs, k);
+	if (id)
+		return id;
+	id = ++pp->nfuncs;
+	if (pmap_put(&pp->funcs, k, id))
+		pp->oom = true;
+	pb_uint(&pp->m1, FUNCTION_ID, id);
+	pb_uint(&pp->m1, FUNCTION_NAME, n);
+	pb_uint(&pp->m1, FUNCTION_SYSTEM_NAME, s);
+	pb_uint(&pp->m1, FUNCTION_FILENAME, f);
+	pb_msg(&pp->out, PROFILE_FUNCTION, &pp->m1);
+	return id;
+}
+
+/*
+ * The module's GNU build-id as hex, read from the file on this host (the
+ * profile is written on the host it was recorded on); 0 when unreadable.
+ */
+static uint32_t module_build_id(struct pp *pp, const char *path)
+{
+	uint8_t id[64];
+	char hex[2 * sizeof(id) + 1];
+	int fd, n;
+
+	if (path[0] != '/')
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = elf_read_build_id(fd, id, sizeof(id));
+	close(fd);
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	return pp_str(pp, hex);
+}
+
+static uint32_t pp_mapping(struct pp *pp, const char *module)
+{
+	const char *is = strtab__intern(pp->st, module);
+	uint32_t id;
+
+	if (!is) {
+		pp->oom = true;
+		return 0;
+	}
+	id = pmap_get(&pp->maps, is);
+	if (id)
+		return id;
+	if (pp->nmaps == pp->cap_maps) {
+		size_t nc = pp->cap_maps ? pp->cap_maps * 2 : 64;
+		struct mapping *nv = realloc(pp->mapv, nc * sizeof(*nv));
+
+		if (!nv) {
+			pp->oom = true;
+			return 0;
+		}
+		pp->mapv = nv;
+		pp->cap_maps = nc;
+	}
+	pp->mapv[pp->nmaps] = (struct mapping){ pp_str(pp, is),
+						module_build_id(pp, is), 0, true };
+	id = ++pp->nmaps;
+	if (pmap_put(&pp->maps, is, id))
+		pp->oom = true;
+	return id;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+#define KERNEL_MAPPING "[kernel.kallsyms]"
+
+/* location of a native, kernel or unknown frame */
+static uint32_t pp_location_pc(struct pp *pp, const struct frame *f)
+{
+	char name[512];
+	const char *sym = f->symbol && *f->symbol ? f->symbol : NULL;
+	const char *mod = NULL;
+	uint64_t addr = f->pc;
+	uint32_t id, map = 0, fn;
+	const char *k;
+
+	if (f->type == FRAME_KERNEL) {
+		mod = KERNEL_MAPPING;
+		if (!sym)
+			snprintf(name, sizeof(name), "0x%" PRIx64, f->pc);
+	} else if (f->type == FRAME_NON_JAVA) {
+		mod = f->module && *f->module ? f->module : NULL;
+		/* module-relative, so the same code in two processes is one
+		 * location */
+		if (mod)
+			addr = f->offset;
+		if (!sym && mod)
+			snprintf(name, sizeof(name), "%s+0x%" PRIx64,
+				 base_name(mod), f->offset);
+		else if (!sym)
+			snprintf(name, sizeof(name), "0x%" PRIx64, f->pc);
+	} else {
+		snprintf(name, sizeof(name), f->reason && *f->reason ?
+			 "[unknown: %s]" : "[unknown]", f->reason);
+		sym = name;
+	}
+	if (!sym)
+		sym = name;
+
+	k = pp_key(pp, snprintf(pp->key, sizeof(pp->key), "L%d/%p/%" PRIx64 "/%p",
+				f->type, (const void *)mod, addr,
+				(const void *)strtab__intern(pp->st, sym)));
+	if (!k)
+		return 0;
+	id = pmap_get(&pp->locs, k);
+	if (id)
+		return id;
+	if (mod) {
+		map = pp_mapping(pp, mod);
+		if (map) {
+			struct mapping *m = &pp->mapv[map - 1];
+
+			if (addr + 1 > m->limit)
+				m->limit = addr + 1;
+			if (!f->symbol || !*f->symbol)
+				m->has_functions = false;
+		}
+	}
+	fn = pp_function(pp, sym, sym, NULL);
+	id = ++pp->nlocs;
+	if (pmap_put(&pp->locs, k, id))
+		pp->oom = true;
+	pb_uint(&pp->m1, LOCATION_ID, id);
+	pb_uint(&pp->m1, LOCATION_MAPPING_ID, map);
+	pb_uint(&pp->m1, LOCATION_ADDRESS, addr);
+	pb_uint(&pp->m2, LINE_FUNCTION_ID, fn);
+	pb_msg(&pp->m1, LOCATION_LINE, &pp->m2);
+	pb_msg(&pp->out, PROFILE_LOCATION, &pp->m1);
+	return id;
+}
+
+/* function id of a Java frame: pkg.Class.method, + signature as system name */
+static uint32_t pp_java_function(struct pp *pp, const struct frame *f)
+{
+	char name[2048], sys[4096];
+	const char *m = f->method && *f->method ? f->method :
+			f->symbol && *f->symbol ? f->symbol : "[unknown]";
+
+	if (f->klass && *f->klass)
+		snprintf(name, sizeof(name), "%s.%s", f->klass, m);
+	else
+		snprintf(name, sizeof(name), "%s", m);
+	snprintf(sys, sizeof(sys), "%s%s", name, f->signature ? f->signature : "");
+	return pp_function(pp, name, sys, f->source);
+}
+
+/* frames[0..n): JAVA_INLINED callees then the frame they are inlined into */
+static uint32_t pp_location_java(struct pp *pp, const struct frame *fr, uint32_t n)
+{
+	uint32_t fids[64], id;
+	size_t len;
+	const char *k;
+
+	if (n > 64)
+		n = 64;
+	len = snprintf(pp->key, sizeof(pp->key), "J");
+	for (uint32_t i = 0; i < n; i++) {
+		fids[i] = pp_java_function(pp, &fr[i]);
+		if (len < sizeof(pp->key))
+			len += snprintf(pp->key + len, sizeof(pp->key) - len,
+					"/%u:%d", fids[i], fr[i].line);
+	}
+	k = pp_key(pp, len);
+	if (!k)
+		return 0;
+	id = pmap_get(&pp->locs, k);
+	if (id)
+		return id;
+	id = ++pp->nlocs;
+	if (pmap_put(&pp->locs, k, id))
+		pp->oom = true;
+	pb_uint(&pp->m1, LOCATION_ID, id);
+	for (uint32_t i = 0; i < n; i++) {
+		pb_uint(&pp->m2, LINE_FUNCTION_ID, fids[i]);
+		pb_uint(&pp->m2, LINE_LINE, fr[i].line > 0 ? (uint64_t)fr[i].line : 0);
+		pb_msg(&pp->m1, LOCATION_LINE, &pp->m2);
+	}
+	pb_msg(&pp->out, PROFILE_LOCATION, &pp->m1);
+	return id;
+}
+
+static void pp_value_type(struct pp *pp, unsigned field, const char *type,
+			  const char *unit)
+{
+	pb_uint(&pp->m1, VALUETYPE_TYPE, pp_str(pp, type));
+	pb_uint(&pp->m1, VALUETYPE_UNIT, pp_str(pp, unit));
+	pb_msg(&pp->out, field, &pp->m1);
+}
+
+static void pp_label(struct pp *pp, struct pb *sample, const char *key,
+		     const char *str, int64_t num)
+{
+	pb_uint(&pp->m2, LABEL_KEY, pp_str(pp, key));
+	if (str)
+		pb_uint(&pp->m2, LABEL_STR, pp_str(pp, str));
+	else
+		pb_uint(&pp->m2, LABEL_NUM, (uint64_t)num);
+	pb_msg(sample, SAMPLE_LABEL, &pp->m2);
+}
+
+static int gzip_out(const uint8_t *buf, size_t len, FILE *f)
+{
+	uint8_t chunk[64 * 1024];
+	z_stream zs = { 0 };
+	int zr, err = 0;
+
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (uint8_t *)buf;
+	zs.avail_in = len;	/* len < 4 GiB: a profile is far smaller */
+	do {
+		zs.next_out = chunk;
+		zs.avail_out = sizeof(chunk);
+		zr = deflate(&zs, Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			err = -EIO;
+			break;
+		}
+		if (fwrite(chunk, 1, sizeof(chunk) - zs.avail_out, f) !=
+		    sizeof(chunk) - zs.avail_out) {
+			err = -(errno ? errno : EIO);
+			break;
+		}
+	} while (zr != Z_STREAM_END);
+	deflateEnd(&zs);
+	return err;
+}
+
+int write_pprof(const struct profile *p, FILE *f)
+{
+	const struct profile_meta *meta = profile__meta_const(p);
+	uint64_t period = meta->frequency_hz ? 1000000000ull / meta->frequency_hz : 0;
+	struct pp pp = { 0 };
+	struct pb sample = { 0 }, ids = { 0 }, vals = { 0 };
+	uint32_t *locids = NULL;
+	uint32_t cpu;
+	bool offcpu = meta->events & ASGST_EVMASK_OFFCPU;
+	int err = -ENOMEM;
+
+	pp.st = strtab__new();
+	pp.cap_strs = 1024;
+	pp.strv = malloc(pp.cap_strs * sizeof(*pp.strv));
+	locids = malloc(TRACE_MAX_FRAMES * sizeof(*locids));
+	if (!pp.st || !pp.strv || !locids)
+		goto cleanup;
+	pp.strv[pp.nstrs++] = "";	/* string_table[0] must be "" */
+
+	pp_value_type(&pp, PROFILE_SAMPLE_TYPE, "samples", "count");
+	pp_value_type(&pp, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	/* off-CPU time as a value of its own: never summed with cpu time */
+	if (offcpu)
+		pp_value_type(&pp, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
+	pp_value_type(&pp, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+	pb_uint(&pp.out, PROFILE_PERIOD, period);
+	pb_uint(&pp.out, PROFILE_DURATION_NANOS, meta->duration_ns);
+	cpu = pp_str(&pp, offcpu && !(meta->events & ASGST_EVMASK_CPU) ?
+			  "offcpu" : "cpu");
+	pb_uint(&pp.out, PROFILE_DEFAULT_SAMPLE_TYPE, cpu);
+	{
+		char c[128];
+
+		snprintf(c, sizeof(c), "asgst-bpf: %" PRIu64 " samples, %" PRIu64
+			 " lost, %u Hz", meta->samples, meta->lost,
+			 meta->frequency_hz);
+		pb_uint(&pp.out, PROFILE_COMMENT, pp_str(&pp, c));
+	}
+
+	for (size_t i = 0; i < profile__nstacks(p) && !pp.oom; i++) {
+		const struct profile_stack *ps = profile__stack(p, i);
+		const struct trace *t = &ps->trace;
+		uint32_t nloc = 0;
+
+		for (uint32_t k = 0; k < t->nframes;) {
+			const struct frame *fr = &t->frames[k];
+			uint32_t n = 1;
+
+			if (fr->type == FRAME_JAVA_INLINED || fr->type == FRAME_JAVA ||
+			    fr->type == FRAME_JAVA_NATIVE) {
+				/* the inlined run ends at the frame it is
+				 * inlined into */
+				while (fr[n - 1].type == FRAME_JAVA_INLINED &&
+				       k + n < t->nframes &&
+				       (fr[n].type == FRAME_JAVA_INLINED ||
+					fr[n].type == FRAME_JAVA))
+					n++;
+				locids[nloc++] = pp_location_java(&pp, fr, n);
+			} else {
+				locids[nloc++] = pp_location_pc(&pp, fr);
+			}
+			k += n;
+		}
+		for (uint32_t k = 0; k < nloc; k++)
+			pb_varint(&ids, locids[k]);
+		pb_bytes(&sample, SAMPLE_LOCATION_ID, ids.buf, ids.len);
+		pb_varint(&vals, ps->count);
+		if (t->event == TRACE_EV_OFFCPU) {
+			pb_varint(&vals, 0);
+			if (offcpu)
+				pb_varint(&vals, ps->weight_ns);
+		} else {
+			pb_varint(&vals, ps->count * period);
+			if (offcpu)
+				pb_varint(&vals, 0);
+		}
+		pb_bytes(&sample, SAMPLE_VALUE, vals.buf, vals.len);
+		ids.len = vals.len = 0;
+		pp_label(&pp, &sample, "thread",
+			 t->thread && *t->thread ? t->thread :
+			 t->comm && *t->comm ? t->comm : "[unknown]", 0);
+		pp_label(&pp, &sample, "tid", NULL, t->tid);
+		pp_label(&pp, &sample, "pid", NULL, t->pid);
+		pp_label(&pp, &sample, "comm", t->comm && *t->comm ? t->comm : "[unknown]", 0);
+		pp_label(&pp, &sample, "kind", trace_kind__name(t->kind), 0);
+		if (t->kind == TRACE_KIND_JAVA)
+			pp_label(&pp, &sample, "state",
+				 trace_state__name(t->state), 0);
+		if (t->flags & TRACE_F_VTHREAD)
+			pp_label(&pp, &sample, "virtual_thread", "true", 0);
+		if (t->flags & TRACE_F_PINNED)
+			pp_label(&pp, &sample, "pinned", "true", 0);
+		if (t->error)
+			pp_label(&pp, &sample, "error",
+				 t->error_name && *t->error_name ? t->error_name : "error", 0);
+		pb_msg(&pp.out, PROFILE_SAMPLE, &sample);
+		if (ids.oom || vals.oom)
+			pp.oom = true;
+	}
+
+	for (size_t i = 0; i < pp.nmaps; i++) {
+		const struct mapping *m = &pp.mapv[i];
+
+		pb_uint(&pp.m1, MAPPING_ID, i + 1);
+		pb_uint(&pp.m1, MAPPING_MEMORY_START, 0);
+		pb_uint(&pp.m1, MAPPING_MEMORY_LIMIT, m->limit);
+		pb_uint(&pp.m1, MAPPING_FILENAME, m->filename);
+		if (m->build_id)
+			pb_uint(&pp.m1, MAPPING_BUILD_ID, m->build_id);
+		pb_uint(&pp.m1, MAPPING_HAS_FUNCTIONS, m->has_functions);
+		pb_msg(&pp.out, PROFILE_MAPPING, &pp.m1);
+	}
+	for (size_t i = 0; i < pp.nstrs; i++)
+		pb_bytes(&pp.out, PROFILE_STRING_TABLE, pp.strv[i], strlen(pp.strv[i]));
+	if (pp.oom || pp.out.oom || pp.m1.oom || pp.m2.oom || sample.oom)
+		goto cleanup;
+
+	errno = 0;
+	err = gzip_out(pp.out.buf, pp.out.len, f);
+	if (!err && (fflush(f) || ferror(f)))
+		err = -(errno ? errno : EIO);
+cleanup:
+	free(locids);
+	free(sample.buf);
+	free(ids.buf);
+	free(vals.buf);
+	free(pp.out.buf);
+	free(pp.m1.buf);
+	free(pp.m2.buf);
+	free(pp.strv);
+	free(pp.mapv);
+	u64map__free(&pp.strs);
+	u64map__free(&pp.funcs);
+	u64map__free(&pp.locs);
+	u64map__free(&pp.maps);
+	strtab__free(pp.st);
+	return err;
+}

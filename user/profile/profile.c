@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Aggregation of decoded stacks. Every string of an added trace is interned
+ * in the profile's own strtab, so two frames are equal when their scalar
+ * fields and string pointers are equal: hashing and comparing never touch
+ * string bytes. Stacks keep their insertion order (writers are
+ * deterministic); an open-addressing table of indices finds them.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/types.h>
+#include "profile/profile.h"
+#include "sampler.h"
+#include "util/strtab.h"
+
+struct profile {
+	struct strtab *strtab;
+	struct profile_meta meta;
+	struct profile_stack *stacks;
+	uint64_t *hashes;	/* hashes[i] of stacks[i] */
+	size_t nstacks;
+	size_t cap_stacks;
+	uint32_t *slots;	/* index + 1, 0 = empty */
+	size_t nslots;		/* power of two */
+};
+
+struct profile *profile__new(void)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->strtab = strtab__new();
+	p->nslots = 1024;
+	p->slots = calloc(p->nslots, sizeof(*p->slots));
+	if (!p->strtab || !p->slots) {
+		profile__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nstacks; i++)
+		free(p->stacks[i].trace.frames);
+	free(p->stacks);
+	free(p->hashes);
+	free(p->slots);
+	strtab__free(p->strtab);
+	free(p);
+}
+
+struct strtab *profile__strtab(struct profile *p)
+{
+	return p->strtab;
+}
+
+struct profile_meta *profile__meta(struct profile *p)
+{
+	return &p->meta;
+}
+
+const struct profile_meta *profile__meta_const(const struct profile *p)
+{
+	return &p->meta;
+}
+
+size_t profile__nstacks(const struct profile *p)
+{
+	return p->nstacks;
+}
+
+bool profile__timed(const struct profile *p)
+{
+	return p->meta.events & ASGST_EVMASK_OFFCPU;
+}
+
+uint64_t profile__stack_value(const struct profile *p,
+			      const struct profile_stack *ps)
+{
+	uint32_t hz = p->meta.frequency_hz ? p->meta.frequency_hz : 99;
+
+	if (!profile__timed(p))
+		return ps->count;
+	if (ps->trace.event == TRACE_EV_OFFCPU)
+		return ps->weight_ns / 1000;
+	return ps->count * (1000000ull / hz);
+}
+
+const struct profile_stack *profile__stack(const struct profile *p, size_t i)
+{
+	return i < p->nstacks ? &p->stacks[i] : NULL;
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+	/* one round of a 64-bit multiply-xorshift: cheap, good avalanche */
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 33);
+}
+
+#define PTR(x) ((uint64_t)(uintptr_t)(x))
+
+/* t's strings must already be interned in p->strtab */
+static uint64_t trace_hash(const struct trace *t)
+{
+	uint64_t h = mix(0, (uint64_t)(uint32_t)t->pid << 32 | (uint32_t)t->tid);
+
+	h = mix(h, PTR(t->comm));
+	h = mix(h, PTR(t->thread));
+	h = mix(h, (uint64_t)t->kind << 32 | (uint32_t)t->error);
+	h = mix(h, (uint64_t)t->state << 56 | (uint64_t)t->event << 48 |
+		   (uint64_t)t->flags << 32 | (uint32_t)t->jvmti_state);
+	h = mix(h, PTR(t->error_name));
+	h = mix(h, t->nframes);
+	for (uint32_t i = 0; i < t->nframes; i++) {
+		const struct frame *f = &t->frames[i];
+
+		h = mix(h, (uint64_t)f->type << 56 | (uint64_t)(uint8_t)f->comp_level << 48 |
+			   (uint64_t)f->flags << 32 | (uint32_t)f->bci);
+		h = mix(h, (uint32_t)f->line);
+		h = mix(h, f->pc);
+		h = mix(h, f->offset);
+		h = mix(h, PTR(f->symbol) ^ PTR(f->module) << 1);
+		h = mix(h, PTR(f->klass) ^ PTR(f->method) << 1);
+		h = mix(h, PTR(f->signature) ^ PTR(f->source) << 1);
+		h = mix(h, PTR(f->reason));
+	}
+	return h;
+}
+
+static bool frame_eq(const struct frame *a, const struct frame *b)
+{
+	return a->type == b->type && a->comp_level == b->comp_level &&
+	       a->flags == b->flags && a->bci == b->bci && a->line == b->line &&
+	       a->pc == b->pc && a->offset == b->offset &&
+	       a->symbol == b->symbol && a->module == b->module &&
+	       a->klass == b->klass && a->method == b->method &&
+	       a->signature == b->signature && a->source == b->source &&
+	       a->reason == b->reason;
+}
+
+static bool trace_eq(const struct trace *a, const struct trace *b)
+{
+	if (a->pid != b->pid || a->tid != b->tid || a->comm != b->comm ||
+	    a->thread != b->thread || a->kind != b->kind ||
+	    a->state != b->state || a->event != b->event ||
+	    a->flags != b->flags || a->jvmti_state != b->jvmti_state ||
+	    a->error != b->error || a->error_name != b->error_name ||
+	    a->nframes != b->nframes)
+		return false;
+	for (uint32_t i = 0; i < a->nframes; i++)
+		if (!frame_eq(&a->frames[i], &b->frames[i]))
+			return false;
+	return true;
+}
+
+/* intern s; false when s was non-NULL and interning failed */
+static bool intern(struct strtab *st, const char **s)
+{
+	if (!*s)
+		return true;
+	*s = strtab__intern(st, *s);
+	return *s != NULL;
+}
+
+static int profile__rehash(struct profile *p)
+{
+	size_t n = p->nslots * 2;
+	uint32_t *ns = calloc(n, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		size_t j = p->hashes[i] & (n - 1);
+
+		while (ns[j])
+			j = (j + 1) & (n - 1);
+		ns[j] = i + 1;
+	}
+	free(p->slots);
+	p->slots = ns;
+	p->nslots = n;
+	return 0;
+}
+
+int profile__add(struct profile *p, const struct trace *t, uint64_t count,
+		 uint64_t weight_ns)
+{
+	struct frame local[64];
+	struct frame *frames = local;
+	struct trace key = *t;
+	struct profile_stack *ps;
+	uint64_t h;
+	size_t j;
+	int err = -ENOMEM;
+
+	if (key.nframes > TRACE_MAX_FRAMES)
+		key.nframes = TRACE_MAX_FRAMES;
+	if (key.nframes > sizeof(local) / sizeof(local[0])) {
+		frames = malloc(key.nframes * sizeof(*frames));
+		if (!frames)
+			return -ENOMEM;
+	}
+	if (key.nframes)
+		memcpy(frames, t->frames, key.nframes * sizeof(*frames));
+	key.frames = frames;
+	if (!intern(p->strtab, &key.comm) || !intern(p->strtab, &key.thread) ||
+	    !intern(p->strtab, &key.error_name))
+		goto cleanup;
+	for (uint32_t i = 0; i < key.nframes; i++) {
+		struct frame *f = &frames[i];
+
+		if (!intern(p->strtab, &f->symbol) || !intern(p->strtab, &f->module) ||
+		    !intern(p->strtab, &f->klass) || !intern(p->strtab, &f->method) ||
+		    !intern(p->strtab, &f->signature) || !intern(p->strtab, &f->source) ||
+		    !intern(p->strtab, &f->reason))
+			goto cleanup;
+	}
+
+	/* keep the load under 1/2 so probe chains stay short; a failed grow
+	 * only costs probe length until the table would be full */
+	if ((p->nstacks + 1) * 2 > p->nslots && profile__rehash(p) &&
+	    p->nstacks + 1 >= p->nslots)
+		goto cleanup;
+	h = trace_hash(&key);
+	for (j = h & (p->nslots - 1); p->slots[j]; j = (j + 1) & (p->nslots - 1)) {
+		ps = &p->stacks[p->slots[j] - 1];
+		if (p->hashes[p->slots[j] - 1] == h && trace_eq(&ps->trace, &key)) {
+			ps->count += count;
+			ps->weight_ns += weight_ns;
+			err = 0;
+			goto cleanup;
+		}
+	}
+
+	if (p->nstacks >= UINT32_MAX - 1)
+		goto cleanup;
+	if (p->nstacks == p->cap_stacks) {
+		size_t nc = p->cap_stacks ? p->cap_stacks * 2 : 256;
+		struct profile_stack *s = realloc(p->stacks, nc * sizeof(*s));
+		uint64_t *hs;
+
+		if (!s)
+			goto cleanup;
+		p->stacks = s;
+		hs = realloc(p->hashes, nc * sizeof(*hs));
+		if (!hs)
+			goto cleanup;
+		p->hashes = hs;
+		p->cap_stacks = nc;
+	}
+	ps = &p->stacks[p->nstacks];
+	memset(ps, 0, sizeof(*ps));
+	ps->trace = key;
+	ps->trace.frames = NULL;
+	if (key.nframes) {
+		ps->trace.frames = malloc(key.nframes * sizeof(*frames));
+		if (!ps->trace.frames)
+			goto cleanup;
+		memcpy(ps->trace.frames, frames, key.nframes * sizeof(*frames));
+	}
+	ps->count = count;
+	ps->weight_ns = weight_ns;
+	p->hashes[p->nstacks] = h;
+	p->slots[j] = ++p->nstacks;
+	err = 0;
+cleanup:
+	if (frames != local)
+		free(frames);
+	return err;
+}

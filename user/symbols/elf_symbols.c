@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ELF symbol tables with libelf. The Elf handle is only open while loading:
+ * names are copied into one pool per module so a module costs its symbols
+ * and nothing else afterwards.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "symbols/elf_symbols.h"
+
+#define MAX_LOADS	16
+#define MAX_SYMS	(1u << 24)	/* 16M: beyond any real module */
+#define NESTED_SCAN	8
+
+struct esym {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t name;		/* offset into names */
+	uint8_t rank;		/* lower is better at one address */
+};
+
+struct eload {
+	uint64_t offset, vaddr, filesz;
+	bool exec;
+};
+
+struct elf_module {
+	struct esym *syms;
+	size_t nsyms;
+	const char **display;	/* lazily allocated, nsyms entries */
+	char *names;
+	size_t names_len, names_cap;
+	struct eload loads[MAX_LOADS];
+	int nloads;
+	uint8_t build_id[ELF_BUILD_ID_MAX];
+	size_t build_id_len;
+	unsigned int sources;
+};
+
+static void elf_init(void)
+{
+	static int done;
+
+	if (!done) {
+		elf_version(EV_CURRENT);
+		done = 1;
+	}
+}
+
+int elf_open_in_root(int root_fd, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (root_fd < 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : (int)fd;
+	}
+	/* symlinks inside the container resolve against its root, never ours */
+	fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+void elf_build_id_hex(const uint8_t *id, size_t len, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		buf[2 * i] = hex[id[i] >> 4];
+		buf[2 * i + 1] = hex[id[i] & 15];
+	}
+	buf[2 * len] = '\0';
+}
+
+/* NT_GNU_BUILD_ID from the SHT_NOTE sections; length or 0 */
+static size_t find_build_id(Elf *e, uint8_t *id, size_t cap)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 &&
+			    nh.n_descsz > 0 && nh.n_descsz <= cap) {
+				memcpy(id, (char *)d->d_buf + doff, nh.n_descsz);
+				return nh.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+int elf_read_build_id(int fd, uint8_t *id, size_t cap)
+{
+	Elf *e;
+	size_t n;
+
+	elf_init();
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return -ENOEXEC;
+	if (elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		return -ENOEXEC;
+	}
+	n = find_build_id(e, id, cap);
+	elf_end(e);
+	return n ? (int)n : -ENOENT;
+}
+
+static int add_name(struct elf_module *m, const char *s, uint32_t *off)
+{
+	size_t n = strlen(s) + 1;
+
+	if (m->names_len + n > UINT32_MAX)
+		return -E2BIG;
+	if (m->names_len + n > m->names_cap) {
+		size_t nc = m->names_cap ? m->names_cap * 2 : 4096;
+		char *p;
+
+		while (nc < m->names_len + n)
+			nc *= 2;
+		p = realloc(m->names, nc);
+		if (!p)
+			return -ENOMEM;
+		m->names = p;
+		m->names_cap = nc;
+	}
+	memcpy(m->names + m->names_len, s, n);
+	*off = m->names_len;
+	m->names_len += n;
+	return 0;
+}
+
+static bool scn_exec(Elf *e, size_t shndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return false;
+	scn = elf_getscn(e, shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+/* add the function symbols of every section of type `type`; count added */
+static long add_symbols(struct elf_module *m, Elf *e, Elf64_Word type,
+			size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	long added = 0;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
+		    sh.sh_entsize == 0)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		n = d->d_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			int st, rank;
+			uint32_t off;
+
+			if (!gelf_getsym(d, i, &s) || s.st_value == 0 ||
+			    s.st_shndx == SHN_UNDEF)
+				continue;
+			st = GELF_ST_TYPE(s.st_info);
+			if (st == STT_FUNC || st == STT_GNU_IFUNC) {
+				rank = 0;
+			} else if ((st == STT_OBJECT || st == STT_NOTYPE) &&
+				   s.st_size > 0 && scn_exec(e, s.st_shndx)) {
+				/* sized labels in code (hand-written asm) */
+				rank = 4;
+			} else {
+				continue;
+			}
+			if (GELF_ST_BIND(s.st_info) == STB_LOCAL)
+				rank += 1;
+			if (s.st_size == 0)
+				rank += 2;
+			name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			if (m->nsyms == *cap) {
+				size_t nc = *cap ? *cap * 2 : 1024;
+				struct esym *ns;
+
+				if (nc > MAX_SYMS)
+					return -E2BIG;
+				ns = realloc(m->syms, nc * sizeof(*ns));
+				if (!ns)
+					return -ENOMEM;
+				m->syms = ns;
+				*cap = nc;
+			}
+			if (add_name(m, name, &off))
+				return -ENOMEM;
+			m->syms[m->nsyms].addr = s.st_value;
+			m->syms[m->nsyms].size = s.st_size;
+			m->syms[m->nsyms].name = off;
+			m->syms[m->nsyms].rank = rank;
+			m->nsyms++;
+			added++;
+		}
+	}
+	return added;
+}
+
+static int esym_cmp(const void *a, const void *b)
+{
+	const struct esym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;	/* larger first */
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* sort and keep one symbol per address (the best ranked) */
+static void finish_symbols(struct elf_module *m)
+{
+	size_t i, j = 0;
+
+	if (!m->nsyms)
+		return;
+	qsort(m->syms, m->nsyms, sizeof(*m->syms), esym_cmp);
+	for (i = 0; i < m->nsyms; i++) {
+		if (j && m->syms[j - 1].addr == m->syms[i].addr)
+			continue;
+		m->syms[j++] = m->syms[i];
+	}
+	m->nsyms = j;
+}
+
+static void read_loads(struct elf_module *m, Elf *e)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(e, &n) != 0)
+		return;
+	for (i = 0; i < n && m->nloads < MAX_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		m->loads[m->nloads].offset = ph.p_offset;
+		m->loads[m->nloads].vaddr = ph.p_vaddr;
+		m->loads[m->nloads].filesz = ph.p_filesz;
+		m->loads[m->nloads].exec = ph.p_flags & PF_X;
+		m->nloads++;
+	}
+}
+
+/* .gnu_debuglink: file name and CRC; 0 or -ENOENT */
+static int read_debuglink(Elf *e, char *name, size_t cap, uint32_t *crc)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return -ENOENT;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *sn;
+		Elf_Data *d;
+		size_t len, crc_off;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		sn = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!sn || strcmp(sn, ".gnu_debuglink") != 0)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < 8)
+			return -ENOENT;
+		len = strnlen(d->d_buf, d->d_size);
+		crc_off = (len + 4) & ~(size_t)3;
+		if (len == 0 || len >= cap || crc_off + 4 > d->d_size ||
+		    memchr(d->d_buf, '/', len))
+			return -ENOENT;
+		memcpy(name, d->d_buf, len);
+		name[len] = '\0';
+		memcpy(crc, (char *)d->d_buf + crc_off, 4);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static bool file_crc_matches(int fd, uint32_t want)
+{
+	struct stat st;
+	void *p;
+	uLong crc;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+		return false;
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return false;
+	/* zlib's crc32 is the CRC that .gnu_debuglink records */
+	crc = crc32(0L, Z_NULL, 0);
+	{
+		off_t done = 0;
+
+		while (done < st.st_size) {
+			uInt chunk = st.st_size - done > (1 << 30) ?
+				     (1 << 30) : (uInt)(st.st_size - done);
+
+			crc = crc32(crc, (const Bytef *)p + done, chunk);
+			done += chunk;
+		}
+	}
+	munmap(p, st.st_size);
+	return (uint32_t)crc == want;
+}
+
+/* a separate debug file with the same build-id (if we know it); fd or -1 */
+static int open_debug_file(struct elf_module *m, Elf *e,
+			   const struct elf_module_opts *o, unsigned int *src)
+{
+	const char *root = o && o->debug_root ? o->debug_root :
+			   ELF_DEFAULT_DEBUG_ROOT;
+	int root_fd = o ? o->root_fd : -1;
+	char path[2 * PATH_MAX + 512], hex[2 * ELF_BUILD_ID_MAX + 1];
+	char link[256], dir[PATH_MAX];
+	uint32_t crc;
+	int fd;
+
+	if (m->build_id_len >= 2) {
+		elf_build_id_hex(m->build_id, m->build_id_len, hex);
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
+			 root, hex, hex + 2);
+		fd = elf_open_in_root(-1, path);
+		if (fd < 0 && root_fd >= 0) {
+			snprintf(path, sizeof(path),
+				 ELF_DEFAULT_DEBUG_ROOT "/.build-id/%.2s/%s.debug",
+				 hex, hex + 2);
+			fd = elf_open_in_root(root_fd, path);
+		}
+		if (fd >= 0) {
+			uint8_t id[ELF_BUILD_ID_MAX];
+			int n = elf_read_build_id(fd, id, sizeof(id));
+
+			if (n == (int)m->build_id_len &&
+			    memcmp(id, m->build_id, n) == 0) {
+				*src = ELF_SRC_DEBUG_BUILDID;
+				return fd;
+			}
+			close(fd);
+		}
+	}
+	if (!o || !o->path || read_debuglink(e, link, sizeof(link), &crc))
+		return -1;
+	snprintf(dir, sizeof(dir), "%s", o->path);
+	{
+		char *slash = strrchr(dir, '/');
+
+		if (!slash)
+			return -1;
+		*slash = '\0';
+	}
+	for (int i = 0; i < 3; i++) {
+		int rfd = root_fd, r;
+
+		if (i == 0)
+			r = snprintf(path, sizeof(path), "%s/%s", dir, link);
+		else if (i == 1)
+			r = snprintf(path, sizeof(path), "%s/.debug/%s", dir, link);
+		else {
+			r = snprintf(path, sizeof(path), "%s%s/%s", root, dir, link);
+			rfd = -1;
+		}
+		if (r < 0 || (size_t)r >= sizeof(path))
+			continue;
+		fd = elf_open_in_root(rfd, path);
+		if (fd < 0)
+			continue;
+		if (file_crc_matches(fd, crc)) {
+			*src = ELF_SRC_DEBUG_LINK;
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+static struct elf_module *load_elf(Elf *e, const struct elf_module_opts *o,
+				   bool allow_debug)
+{
+	struct elf_module *m;
+	size_t cap = 0;
+	long n;
+	int err = 0;
+
+	if (elf_kind(e) != ELF_K_ELF) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->build_id_len = find_build_id(e, m->build_id, sizeof(m->build_id));
+	read_loads(m, e);
+	n = add_symbols(m, e, SHT_SYMTAB, &cap);
+	if (n < 0) {
+		err = -n;
+		goto cleanup;
+	}
+	if (n > 0)
+		m->sources |= ELF_SRC_SYMTAB;
+	if (n == 0) {
+		/* stripped: exported symbols plus whatever a debug file has */
+		n = add_symbols(m, e, SHT_DYNSYM, &cap);
+		if (n < 0) {
+			err = -n;
+			goto cleanup;
+		}
+		if (n > 0)
+			m->sources |= ELF_SRC_DYNSYM;
+		if (allow_debug) {
+			unsigned int src = 0;
+			int dfd = open_debug_file(m, e, o, &src);
+
+			if (dfd >= 0) {
+				Elf *de = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+
+				if (de && elf_kind(de) == ELF_K_ELF) {
+					n = add_symbols(m, de, SHT_SYMTAB, &cap);
+					if (n > 0)
+						m->sources |= src;
+				}
+				if (de)
+					elf_end(de);
+				close(dfd);
+				if (n < 0) {
+					err = -n;
+					goto cleanup;
+				}
+			}
+		}
+	}
+	finish_symbols(m);
+cleanup:
+	if (err) {
+		elf_module__free(m);
+		errno = err;
+		return NULL;
+	}
+	return m;
+}
+
+struct elf_module *elf_module__load(int fd, const struct elf_module_opts *o)
+{
+	struct elf_module *m;
+	Elf *e;
+
+	elf_init();
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	m = load_elf(e, o, true);
+	elf_end(e);
+	return m;
+}
+
+struct elf_module *elf_module__load_mem(const void *img, size_t len)
+{
+	struct elf_module *m;
+	char *copy;
+	Elf *e;
+
+	elf_init();
+	/* libelf may convert in place: give it a private copy */
+	copy = malloc(len);
+	if (!copy) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(copy, img, len);
+	e = elf_memory(copy, len);
+	if (!e) {
+		free(copy);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	m = load_elf(e, NULL, false);
+	elf_end(e);
+	free(copy);
+	return m;
+}
+
+void elf_module__free(struct elf_module *m)
+{
+	if (!m)
+		return;
+	free(m->syms);
+	free(m->names);
+	free(m->display);
+	free(m);
+}
+
+size_t elf_module__nsyms(const struct elf_module *m)
+{
+	return m ? m->nsyms : 0;
+}
+
+unsigned int elf_module__sources(const struct elf_module *m)
+{
+	return m ? m->sources : 0;
+}
+
+const uint8_t *elf_module__build_id(const struct elf_module *m, size_t *len)
+{
+	*len = m ? m->build_id_len : 0;
+	return m && m->build_id_len ? m->build_id : NULL;
+}
+
+uint64_t elf_module__bias(const struct elf_module *m, uint64_t start,
+			  uint64_t pgoff, bool exec)
+{
+	const struct eload *best = NULL;
+	int i;
+
+	for (i = 0; m && i < m->nloads; i++) {
+		const struct eload *l = &m->loads[i];
+		uint64_t lo = l->offset & ~(uint64_t)0xfff;
+
+		if (pgoff < lo || pgoff >= l->offset + (l->filesz ? l->filesz : 1))
+			continue;
+		if (!best || (l->exec == exec && best->exec != exec))
+			best = l;
+	}
+	if (!best)
+		return start - pgoff;
+	/* start - pgoff == bias + (p_vaddr - p_offset): they agree mod page */
+	return start - pgoff - (best->vaddr - best->offset);
+}
+
+long elf_module__lookup(const struct elf_module *m, uint64_t vaddr)
+{
+	size_t lo = 0, hi, k;
+	const struct esym *s;
+
+	if (!m || !m->nsyms || vaddr < m->syms[0].addr)
+		return -ENOENT;
+	hi = m->nsyms;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	s = &m->syms[lo];
+	if (s->size == 0 || vaddr - s->addr < s->size)
+		return lo;
+	/* a smaller symbol may sit inside a larger one: look a little back */
+	for (k = 1; k <= NESTED_SCAN && k <= lo; k++) {
+		s = &m->syms[lo - k];
+		if (s->size && vaddr - s->addr < s->size)
+			return lo - k;
+	}
+	return -ENOENT;
+}
+
+const char *elf_module__sym_name(const struct elf_module *m, size_t idx)
+{
+	return idx < m->nsyms ? m->names + m->syms[idx].name : NULL;
+}
+
+uint64_t elf_module__sym_addr(const struct elf_module *m, size_t idx)
+{
+	return idx < m->nsyms ? m->syms[idx].addr : 0;
+}
+
+uint64_t elf_module__sym_size(const struct elf_module *m, size_t idx)
+{
+	return idx < m->nsyms ? m->syms[idx].size : 0;
+}
+
+const char **elf_module__display_slot(struct elf_module *m, size_t idx)
+{
+	if (idx >= m->nsyms)
+		return NULL;
+	if (!m->display) {
+		m->display = calloc(m->nsyms, sizeof(*m->display));
+		if (!m->display)
+			return NULL;
+	}
+	return &m->display[idx];
+}
+
+long elf_module__find_name(const struct elf_module *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; m && i < m->nsyms; i++)
+		if (strcmp(m->names + m->syms[i].name, name) == 0)
+			return i;
+	return -ENOENT;
+}

@@ -1,0 +1,734 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Native and kernel symbolization (see symbolize.h).
+ *
+ * Processes: pid -> sorted mappings, each with its module and load bias,
+ * read from /proc/PID/maps. Module files are opened through /proc/PID/root
+ * with openat2(RESOLVE_IN_ROOT), so a container's "/usr/lib/x.so" is the
+ * container's file and no link can lead outside that root; deleted or
+ * unreachable files are read through /proc/PID/map_files/START-END. Modules
+ * of executable mappings are resolved when the maps are read, so the
+ * samples of a process that has exited since still decode.
+ *
+ * Modules: found by dev+inode first (no open at all for a shared library
+ * already seen), else opened, keyed by build-id; symbols load once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "symbols/demangle.h"
+#include "symbols/elf_symbols.h"
+#include "symbols/kallsyms.h"
+#include "symbols/maps.h"
+#include "util/strtab.h"
+#include "symbols/symbolize.h"
+
+#define PROC_BUCKETS	1024
+#define MOD_BUCKETS	1024
+#define REFRESH_NS	(100ull * 1000 * 1000)	/* per pid, on unknown pcs */
+#define VDSO_MAX	(1u << 20)
+#define NAME_MAX_LEN	4096
+
+struct module {
+	struct module *next;		/* all modules (for freeing) */
+	struct module *bid_next;	/* build-id hash chain */
+	struct elf_module *elf;		/* NULL: unreadable, pcs get +off */
+	uint8_t build_id[ELF_BUILD_ID_MAX];
+	size_t build_id_len;
+};
+
+struct devino {
+	struct devino *next;
+	uint32_t major, minor;
+	uint64_t inode;
+	struct module *mod;
+};
+
+struct pmap {
+	struct sym_map m;
+	struct module *mod;
+};
+
+struct proc {
+	struct proc *next;
+	pid_t pid;
+	bool gone;			/* maps could not be read any more */
+	bool is_jvm;
+	bool read_once;
+	bool offline;			/* from a raw file: never read /proc */
+	uint64_t last_refresh_ns;
+	struct pmap *maps;
+	size_t nmaps;
+	char *maps_text;		/* the text the maps were parsed from */
+	size_t maps_len;
+};
+
+struct symbolizer {
+	struct strtab *st;
+	char *debug_root;
+	char *kallsyms_path;
+	struct proc *procs[PROC_BUCKETS];
+	struct devino *devinos[MOD_BUCKETS];
+	struct module *bids[MOD_BUCKETS];
+	struct module *modules;
+	size_t nmodules;
+	struct module *vdso;		/* one vdso image for all processes */
+	uint64_t vdso_len;
+	bool vdso_tried;
+	struct kallsyms *ks;
+	bool ks_tried;
+	struct symbolizer_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct symbolizer *symbolizer__new(struct strtab *st)
+{
+	struct symbolizer *sz;
+
+	if (!st)
+		return NULL;
+	sz = calloc(1, sizeof(*sz));
+	if (!sz)
+		return NULL;
+	sz->st = st;
+	return sz;
+}
+
+static void free_proc_maps(struct proc *p)
+{
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = 0;
+	free(p->maps_text);
+	p->maps_text = NULL;
+	p->maps_len = 0;
+}
+
+void symbolizer__free(struct symbolizer *sz)
+{
+	size_t i;
+
+	if (!sz)
+		return;
+	for (i = 0; i < PROC_BUCKETS; i++) {
+		struct proc *p = sz->procs[i], *n;
+
+		for (; p; p = n) {
+			n = p->next;
+			free_proc_maps(p);
+			free(p);
+		}
+	}
+	for (i = 0; i < MOD_BUCKETS; i++) {
+		struct devino *d = sz->devinos[i], *n;
+
+		for (; d; d = n) {
+			n = d->next;
+			free(d);
+		}
+	}
+	while (sz->modules) {
+		struct module *m = sz->modules;
+
+		sz->modules = m->next;
+		elf_module__free(m->elf);
+		free(m);
+	}
+	kallsyms__free(sz->ks);
+	free(sz->debug_root);
+	free(sz->kallsyms_path);
+	free(sz);
+}
+
+int symbolizer__set_debug_root(struct symbolizer *sz, const char *dir)
+{
+	char *d = NULL;
+
+	if (dir) {
+		d = strdup(dir);
+		if (!d)
+			return -ENOMEM;
+	}
+	free(sz->debug_root);
+	sz->debug_root = d;
+	return 0;
+}
+
+int symbolizer__set_kallsyms_path(struct symbolizer *sz, const char *path)
+{
+	char *d = NULL;
+
+	if (path) {
+		d = strdup(path);
+		if (!d)
+			return -ENOMEM;
+	}
+	free(sz->kallsyms_path);
+	sz->kallsyms_path = d;
+	kallsyms__free(sz->ks);
+	sz->ks = NULL;
+	sz->ks_tried = false;
+	return 0;
+}
+
+void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!sz)
+		return;
+	*out = sz->stats;
+	out->modules = sz->nmodules;
+}
+
+size_t symbolizer__nmodules(const struct symbolizer *sz)
+{
+	return sz ? sz->nmodules : 0;
+}
+
+static uint32_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (uint32_t)x;
+}
+
+static struct proc *proc_get(struct symbolizer *sz, pid_t pid, bool create)
+{
+	uint32_t h = hash64((uint64_t)pid) % PROC_BUCKETS;
+	struct proc *p;
+
+	for (p = sz->procs[h]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	if (!create)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	sz->stats.procs++;
+	p->next = sz->procs[h];
+	sz->procs[h] = p;
+	return p;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* a module by build-id, or a new one around elf (owned from now on) */
+static struct module *module_for(struct symbolizer *sz, const uint8_t *id,
+				 size_t idlen, struct elf_module *elf)
+{
+	struct module *m;
+	uint32_t h = 0;
+	size_t i;
+
+	if (idlen) {
+		for (i = 0; i < idlen; i++)
+			h = h * 31 + id[i];
+		h %= MOD_BUCKETS;
+		for (m = sz->bids[h]; m; m = m->bid_next)
+			if (m->build_id_len == idlen &&
+			    memcmp(m->build_id, id, idlen) == 0) {
+				elf_module__free(elf);
+				return m;
+			}
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		elf_module__free(elf);
+		return NULL;
+	}
+	m->elf = elf;
+	if (idlen) {
+		memcpy(m->build_id, id, idlen);
+		m->build_id_len = idlen;
+		m->bid_next = sz->bids[h];
+		sz->bids[h] = m;
+	}
+	m->next = sz->modules;
+	sz->modules = m;
+	sz->nmodules++;
+	return m;
+}
+
+static int open_mapping(struct symbolizer *sz, pid_t pid, int root_fd,
+			const struct maps_entry *e)
+{
+	char mf[96];
+	int fd = -ENOENT;
+
+	if (!e->deleted && root_fd >= 0) {
+		fd = elf_open_in_root(root_fd, e->path);
+		if (fd >= 0)
+			sz->stats.open_root++;
+	}
+	if (fd < 0 && pid > 0) {
+		/* deleted, replaced or unreachable in the root: the mapped file */
+		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)e->start, (unsigned long long)e->end);
+		fd = open(mf, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+		else
+			sz->stats.open_map_files++;
+	}
+	if (fd < 0)
+		sz->stats.open_failed++;
+	return fd;
+}
+
+static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
+				     int root_fd, const struct maps_entry *e)
+{
+	uint32_t h = hash64(((uint64_t)e->dev_major << 40) ^
+			    ((uint64_t)e->dev_minor << 20) ^ e->inode) %
+		     MOD_BUCKETS;
+	struct elf_module_opts o = {
+		.debug_root = sz->debug_root,
+		.root_fd = root_fd,
+		.path = e->path,
+	};
+	uint8_t id[ELF_BUILD_ID_MAX];
+	struct elf_module *elf;
+	struct devino *d;
+	struct module *m;
+	int fd, idlen;
+
+	/* inode 0 (some special files) cannot identify a file */
+	if (e->inode) {
+		for (d = sz->devinos[h]; d; d = d->next)
+			if (d->major == e->dev_major && d->minor == e->dev_minor &&
+			    d->inode == e->inode)
+				return d->mod;
+	}
+	fd = open_mapping(sz, pid, root_fd, e);
+	if (fd < 0) {
+		m = NULL;
+		goto remember;
+	}
+	idlen = elf_read_build_id(fd, id, sizeof(id));
+	if (idlen > 0) {
+		uint32_t bh = 0;
+
+		for (int i = 0; i < idlen; i++)
+			bh = bh * 31 + id[i];
+		for (m = sz->bids[bh % MOD_BUCKETS]; m; m = m->bid_next)
+			if (m->build_id_len == (size_t)idlen &&
+			    memcmp(m->build_id, id, idlen) == 0)
+				break;
+		if (m) {
+			close(fd);
+			goto remember;
+		}
+	}
+	elf = elf_module__load(fd, &o);
+	close(fd);
+	if (!elf) {
+		m = NULL;
+		goto remember;
+	}
+	m = module_for(sz, id, idlen > 0 ? idlen : 0, elf);
+remember:
+	if (!e->inode)
+		return m;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return m;
+	d->major = e->dev_major;
+	d->minor = e->dev_minor;
+	d->inode = e->inode;
+	d->mod = m;
+	d->next = sz->devinos[h];
+	sz->devinos[h] = d;
+	return m;
+}
+
+/* the vdso image of pid, read from its memory; one for all processes */
+static struct module *resolve_vdso(struct symbolizer *sz, pid_t pid,
+				   const struct maps_entry *e)
+{
+	uint64_t len = e->end - e->start;
+	char path[64];
+	void *buf;
+	ssize_t r;
+	int fd;
+
+	if (sz->vdso_tried)
+		return len == sz->vdso_len ? sz->vdso : NULL;
+	if (len == 0 || len > VDSO_MAX)
+		return NULL;
+	sz->vdso_tried = true;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(len);
+	if (buf) {
+		r = pread(fd, buf, len, (off_t)e->start);
+		if (r == (ssize_t)len) {
+			struct elf_module *elf = elf_module__load_mem(buf, len);
+
+			if (elf) {
+				sz->vdso = module_for(sz, NULL, 0, elf);
+				sz->vdso_len = len;
+			}
+		}
+		free(buf);
+	}
+	close(fd);
+	return sz->vdso;
+}
+
+/*
+ * A process known from a recording is gone: the vdso is the running
+ * kernel's, the same image as in our own process (when the sizes agree).
+ */
+static struct module *resolve_own_vdso(struct symbolizer *sz,
+				       const struct maps_entry *e)
+{
+	struct module *m = NULL;
+	struct maps mp;
+
+	if (sz->vdso_tried)
+		return e->end - e->start == sz->vdso_len ? sz->vdso : NULL;
+	if (maps__read(getpid(), &mp))
+		return NULL;
+	for (size_t i = 0; i < mp.n; i++)
+		if (mp.e[i].kind == MAPS_SPECIAL && mp.e[i].path &&
+		    !strcmp(mp.e[i].path, "[vdso]") &&
+		    mp.e[i].end - mp.e[i].start == e->end - e->start)
+			m = resolve_vdso(sz, getpid(), &mp.e[i]);
+	maps__free(&mp);
+	return m;
+}
+
+/*
+ * Build p's mappings from a maps text (taken over: freed with p). Module
+ * files are opened under root_fd; mf_pid is the pid whose map_files may be
+ * used as a fallback (0: none, for processes that are gone).
+ */
+static int proc_load(struct symbolizer *sz, struct proc *p, char *text,
+		     size_t len, int root_fd, pid_t mf_pid)
+{
+	struct maps mp;
+	struct pmap *pm = NULL;
+	int err;
+	size_t i, n = 0;
+	bool jvm = false;
+
+	err = maps__parse(text, len, &mp);
+	if (err) {
+		free(text);
+		return err;
+	}
+	pm = calloc(mp.n ? mp.n : 1, sizeof(*pm));
+	if (!pm) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < mp.n; i++) {
+		const struct maps_entry *e = &mp.e[i];
+		struct pmap *q = &pm[n];
+
+		q->m.start = e->start;
+		q->m.end = e->end;
+		q->m.pgoff = e->pgoff;
+		q->m.exec = e->x;
+		q->m.bias = e->start - e->pgoff;
+		if (e->kind == MAPS_ANON) {
+			q->m.bias = e->start;
+			n++;
+			continue;
+		}
+		q->m.path = strtab__intern(sz->st, e->path);
+		if (!q->m.path) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		if (e->kind == MAPS_FILE) {
+			q->m.is_jvm = strcmp(basename_of(e->path), "libjvm.so") == 0;
+			jvm |= q->m.is_jvm;
+			if (e->x)
+				q->mod = resolve_module(sz, mf_pid, root_fd, e);
+		} else if (e->x && strcmp(e->path, "[vdso]") == 0) {
+			q->mod = mf_pid > 0 ? resolve_vdso(sz, mf_pid, e) :
+				 resolve_own_vdso(sz, e);
+			q->m.bias = e->start;
+		} else {
+			q->m.bias = e->start;
+		}
+		if (q->mod && q->mod->elf)
+			q->m.bias = elf_module__bias(q->mod->elf, e->start,
+						     e->kind == MAPS_FILE ?
+						     e->pgoff : 0, e->x);
+		n++;
+	}
+	/*
+	 * A data page can belong to two PT_LOADs (RELRO after read-only
+	 * data): take the bias of the same file's code mapping instead.
+	 */
+	for (i = 0; i < n; i++) {
+		size_t j;
+
+		if (pm[i].m.exec || !pm[i].m.path || pm[i].m.path[0] != '/')
+			continue;
+		for (j = 0; j < n; j++)
+			if (pm[j].m.exec && pm[j].m.path == pm[i].m.path) {
+				pm[i].m.bias = pm[j].m.bias;
+				break;
+			}
+	}
+	free_proc_maps(p);
+	p->maps = pm;
+	p->nmaps = n;
+	p->maps_text = text;
+	p->maps_len = len;
+	text = NULL;
+	p->is_jvm = jvm;
+	p->read_once = true;
+	pm = NULL;
+cleanup:
+	free(pm);
+	free(text);
+	maps__free(&mp);
+	return err;
+}
+
+static int proc_read(struct symbolizer *sz, struct proc *p)
+{
+	char path[64], *text = NULL;
+	size_t len = 0;
+	int fd, root_fd, err;
+
+	if (p->offline)
+		return 0;
+	p->last_refresh_ns = now_ns();
+	sz->stats.map_reads++;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = maps__slurp(fd, &text, &len);
+	close(fd);
+	if (!err && len == 0)
+		err = -ESRCH;	/* a zombie's maps are empty: it is gone */
+	if (err)
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)p->pid);
+	root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = proc_load(sz, p, text, len, root_fd, p->pid);
+	if (root_fd >= 0)
+		close(root_fd);
+	return err;
+fail:
+	free(text);
+	if (err == -ENOENT || err == -ESRCH)
+		p->gone = true;
+	return err;
+}
+
+int symbolizer__maps_text(struct symbolizer *sz, pid_t pid, const char **text,
+			  size_t *len)
+{
+	struct proc *p = sz ? proc_get(sz, pid, false) : NULL;
+
+	if (!p || !p->maps_text)
+		return -ENOENT;
+	*text = p->maps_text;
+	*len = p->maps_len;
+	return 0;
+}
+
+int symbolizer__add_offline(struct symbolizer *sz, pid_t pid, const char *text,
+			    size_t len)
+{
+	struct proc *p = sz ? proc_get(sz, pid, true) : NULL;
+	char *copy;
+	int root_fd, err;
+
+	if (!p)
+		return -ENOMEM;
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	/* the process is gone (or its pid reused): files by their host path */
+	root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = proc_load(sz, p, copy, len, root_fd, 0);
+	if (root_fd >= 0)
+		close(root_fd);
+	p->offline = true;
+	p->gone = true;
+	p->read_once = true;
+	return err;
+}
+
+
+
+static struct pmap *proc_find(struct proc *p, uint64_t pc)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pc < p->maps[mid].m.start)
+			hi = mid;
+		else if (pc >= p->maps[mid].m.end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+/* a first read, retried (rate-limited) while it fails, e.g. EACCES */
+static void ensure_read(struct symbolizer *sz, struct proc *p)
+{
+	if (p->read_once || p->gone)
+		return;
+	if (p->last_refresh_ns && now_ns() - p->last_refresh_ns < REFRESH_NS)
+		return;
+	proc_read(sz, p);
+}
+
+static struct pmap *find_pmap(struct symbolizer *sz, pid_t pid, uint64_t pc)
+{
+	struct proc *p = proc_get(sz, pid, true);
+	struct pmap *m;
+
+	if (!p)
+		return NULL;
+	if (!p->read_once) {
+		ensure_read(sz, p);
+		return proc_find(p, pc);
+	}
+	m = proc_find(p, pc);
+	if (m || p->gone)
+		return m;
+	/* garbage pcs must not make us reread maps for every frame */
+	if (now_ns() - p->last_refresh_ns < REFRESH_NS)
+		return NULL;
+	proc_read(sz, p);
+	return proc_find(p, pc);
+}
+
+const struct sym_map *symbolizer__find_map(struct symbolizer *sz, pid_t pid,
+					    uint64_t pc)
+{
+	struct pmap *m = sz ? find_pmap(sz, pid, pc) : NULL;
+
+	return m ? &m->m : NULL;
+}
+
+bool symbolizer__is_jvm(struct symbolizer *sz, pid_t pid)
+{
+	struct proc *p = sz ? proc_get(sz, pid, true) : NULL;
+
+	if (!p)
+		return false;
+	ensure_read(sz, p);
+	return p->is_jvm;
+}
+
+int symbolizer__refresh(struct symbolizer *sz, pid_t pid)
+{
+	struct proc *p = sz ? proc_get(sz, pid, true) : NULL;
+
+	if (!p)
+		return -ENOMEM;
+	return proc_read(sz, p);
+}
+
+/* the display name of symbol idx: demangled short form, interned once */
+static const char *display_name(struct symbolizer *sz, struct elf_module *elf,
+				size_t idx)
+{
+	const char **slot = elf_module__display_slot(elf, idx);
+	const char *raw = elf_module__sym_name(elf, idx);
+	char buf[NAME_MAX_LEN];
+
+	if (slot && *slot)
+		return *slot;
+	if (demangle__short(raw, buf, sizeof(buf)) < 0)
+		return NULL;
+	raw = strtab__intern(sz->st, buf);
+	if (slot)
+		*slot = raw;
+	return raw;
+}
+
+int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
+		       struct frame *out)
+{
+	struct pmap *m;
+	long idx;
+
+	out->symbol = NULL;
+	out->module = NULL;
+	out->offset = 0;
+	if (!sz)
+		return -ENOENT;
+	m = find_pmap(sz, pid, pc);
+	if (!m)
+		return -ENOENT;
+	out->module = m->m.path;
+	out->offset = pc - m->m.bias;
+	if (m->m.is_jvm)
+		out->flags |= FRAME_F_JVM_CPP;
+	if (!m->mod || !m->mod->elf)
+		return -ENOENT;
+	idx = elf_module__lookup(m->mod->elf, out->offset);
+	if (idx < 0)
+		return -ENOENT;
+	out->symbol = display_name(sz, m->mod->elf, idx);
+	return out->symbol ? 0 : -ENOENT;
+}
+
+int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out)
+{
+	const char *name, *mod = NULL;
+	uint64_t off = 0;
+
+	out->symbol = NULL;
+	if (!sz)
+		return -ENOENT;
+	if (!sz->ks_tried) {
+		sz->ks_tried = true;
+		sz->ks = kallsyms__load(sz->kallsyms_path);
+		if (!sz->ks)
+			fprintf(stderr, "warning: cannot read %s (%s): kernel frames will not be symbolized\n",
+				sz->kallsyms_path ? sz->kallsyms_path :
+				"/proc/kallsyms", strerror(errno));
+		else if (kallsyms__restricted(sz->ks))
+			fprintf(stderr, "warning: kernel symbols unavailable (addresses hidden by kernel.kptr_restrict; run as root or set it to 0)\n");
+	}
+	name = kallsyms__lookup(sz->ks, pc, &off, &mod);
+	if (!name)
+		return -ENOENT;
+	out->symbol = strtab__intern(sz->st, name);
+	out->module = mod ? strtab__intern(sz->st, mod) : NULL;
+	out->offset = off;
+	return out->symbol ? 0 : -ENOENT;
+}
