@@ -34,6 +34,14 @@ for t in "$BUILD"/tests/test_*; do
 	result "$n" "$rc"
 done
 
+echo "== layering"
+if selected check-decoder-layers; then
+	scripts/check-decoder-layers.sh "$BUILD" > "$LOG/check-decoder-layers.log" 2>&1
+	rc=$?
+	tail -n 1 "$LOG/check-decoder-layers.log" | sed "s/^/  /"
+	result check-decoder-layers "$rc"
+fi
+
 echo "== fuzz targets (up to ${FUZZ_SECONDS}s each)"
 for f in "$BUILD"/fuzz/fuzz_*; do
 	[ -x "$f" ] || continue

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The decoder: the ASGST walk loop (asgst_decode), pc classification, and
- * decoder__trace(), which turns one sample into a struct trace (kernel
- * frames, then the user frames: an ASGST walk for JVMs with a code map,
- * the kernel's frame-pointer user stack otherwise).
+ * The decoder: the ASGST walk loop (asgst_decode), which dispatches each
+ * frame to its stepper by the class of its pc, and decoder__trace(), which
+ * turns one sample into a struct trace (kernel frames, then the user
+ * frames: an ASGST walk for JVMs with a code map, the kernel's
+ * frame-pointer user stack otherwise).
  *
- * The frame kinds are stepped over in decode_compiled.c, decode_interp.c
- * and decode_native.c; resolve.c names the frames.
+ * The top layer of the decoder (walk.h): the frame kinds are stepped over
+ * in decode_compiled.c, decode_interp.c, decode_native.c, decode_ffm.c and
+ * decode_cont.c on the primitives of walk.c; resolve.c names the frames.
+ * Nothing below calls back into this file.
  */
 #include <linux/types.h>
 #include <errno.h>
@@ -16,146 +19,11 @@
 #include "decode/asgst.h"
 #include "jvm/codemap.h"
 #include "decode/decode.h"
-#include "decode/decode_walk.h"
+#include "decode/walk.h"
 #include "capture/sample.h"
 #include "util/strtab.h"
 #include "symbols/symbolize.h"
 #include "trace.h"
-
-/* ---- frames ---------------------------------------------------------------- */
-
-bool walk_push_java(struct walk *w, uint8_t type, int8_t comp_level,
-		    int32_t bci, uint64_t method)
-{
-	ASGST_JavaFrame *jf;
-
-	if (!walk_room(w))
-		return false;
-	if (w->flags)
-		w->flags[w->n] = 0;
-	jf = &w->frames[w->n++].java_frame;
-	jf->type = type;
-	jf->comp_level = comp_level;
-	jf->bci = bci < 0 || bci >= ASGST_BCI_UNKNOWN ? ASGST_BCI_UNKNOWN :
-							(uint16_t)bci;
-	jf->method = method;
-	w->java_frames++;
-	return true;
-}
-
-bool walk_push_native(struct walk *w, uint64_t pc)
-{
-	ASGST_NonJavaFrame *nf;
-
-	if (!(w->options & ASGST_INCLUDE_NON_JAVA_FRAMES))
-		return true;
-	if (!walk_room(w))
-		return false;
-	if (w->flags)
-		w->flags[w->n] = 0;
-	nf = &w->frames[w->n++].non_java_frame;
-	nf->type = ASGST_FRAME_NON_JAVA;
-	nf->pc = (void *)(uintptr_t)pc;
-	return true;
-}
-
-/* ---- classification -------------------------------------------------------- */
-
-static enum pc_class classify(const struct walk *w, uint64_t pc,
-			      const struct codemap_blob **blob);
-
-enum pc_class walk_classify(const struct walk *w, uint64_t pc,
-			    const struct codemap_blob **blob)
-{
-	struct walk *mw = (struct walk *)w;	/* the memo only */
-
-	if (pc && pc == w->memo_pc) {
-		*blob = w->memo_blob;
-		return w->memo_class;
-	}
-	mw->memo_class = classify(w, pc, blob);
-	mw->memo_pc = pc;
-	mw->memo_blob = *blob;
-	return w->memo_class;
-}
-
-static enum pc_class classify(const struct walk *w, uint64_t pc,
-			      const struct codemap_blob **blob)
-{
-	const struct cm_vm_consts *vm = w->vm;
-	const struct codemap_blob *b;
-
-	*blob = NULL;
-	if (!pc)
-		return PC_NULL;
-	if (vm->call_stub_return && pc == vm->call_stub_return)
-		return PC_CALL_STUB;
-	if (vm->cont_return_barrier && pc == vm->cont_return_barrier)
-		return PC_CONT_BARRIER;
-	if (vm->interp_begin && pc >= vm->interp_begin && pc < vm->interp_end)
-		return PC_INTERP;
-	/* outside the code cache nothing of the JVM's code can be there */
-	if (vm->code_low && vm->code_high &&
-	    (pc < vm->code_low || pc >= vm->code_high))
-		return PC_NATIVE;
-	b = codemap__find(w->cm, pc, w->t);
-	if (b) {
-		*blob = b;
-		if (b->type == CODEMAP_BLOB_CODE)
-			return b->kind == CM_CODE_NATIVE ? PC_NATIVE_WRAPPER :
-							    PC_NMETHOD;
-		switch (b->kind) {
-		case CM_STUB_INTERPRETER:
-			return PC_INTERP;
-		case CM_STUB_CALL_STUB:
-			return PC_CALL_STUB;
-		case CM_STUB_NEP_INVOKER:
-			return PC_DOWNCALL_STUB;
-		case CM_STUB_UPCALL:
-			return PC_UPCALL_STUB;
-		default:
-			return PC_STUB;
-		}
-	}
-	if (vm->code_low && vm->code_high)
-		return PC_CODE_UNKNOWN;
-	return PC_NATIVE;
-}
-
-bool walk_is_return_pc(const struct walk *w, uint64_t pc)
-{
-	const struct codemap_blob *b;
-	const struct codemap_pcdesc *pd;
-
-	switch (walk_classify(w, pc, &b)) {
-	case PC_NMETHOD:
-		/* a call's return address always has its own PcDesc */
-		if (pc <= b->start)
-			return false;
-		if (!b->n_pcs)
-			return true;
-		pd = codemap_blob__pcdesc(b, pc);
-		/*
-		 * After every PcDesc: the stub section. A frame the JVM is
-		 * deoptimizing lazily has its return address patched to its
-		 * nmethod's deopt handler there; the frame is still whole
-		 * (same size), only its bci is not known.
-		 */
-		return !pd || b->start + pd->pc_off == pc;
-	case PC_NATIVE_WRAPPER:
-	case PC_STUB:
-	case PC_DOWNCALL_STUB:
-	case PC_UPCALL_STUB:
-		return b && pc > b->start;
-	case PC_CONT_BARRIER:
-		return true;	/* returned into by a thawed frame */
-	case PC_INTERP:
-	case PC_CALL_STUB:
-		return true;
-	default:
-		return false;
-	}
-}
 
 /* ---- the walk -------------------------------------------------------------- */
 

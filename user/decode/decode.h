@@ -2,17 +2,24 @@
 /*
  * Sample -> struct trace: the decoder the record pipeline calls per sample.
  * JVM samples with a code map are walked as ASGST call traces (asgst.h;
- * the walk is in decode*.c) and resolved into frames (resolve.c); other
- * samples give kernel frames plus the frame-pointer user stack.
+ * the walk is in decode*.c and walk.c) and resolved into frames
+ * (resolve.c); other samples give kernel frames plus the frame-pointer
+ * user stack.
  *
- * Where each frame kind is decoded:
- *   decode.c           the walk loop, classification of pcs, entry points
+ * Where each frame kind is decoded, top layer first (each file calls only
+ * the layers below it; scripts/check-decoder-layers.sh checks it):
+ *   decode.c           the walk loop and its per-kind dispatch, entry points
  *   decode_compiled.c  compiled Java frames (nmethods), inlining, stubs
  *   decode_interp.c    interpreted Java frames
  *   decode_native.c    C/C++ frames, JNI native wrappers, entry frames
  *                      (call stub / JavaCallWrapper), thread anchors
  *   decode_ffm.c       FFM downcall (nep_invoker_blob) and upcall stubs
- *   resolve.c          ASGST frames -> struct frame (names, lines, symbols)
+ *   decode_cont.c      virtual threads: cont_returnBarrier, frozen frames
+ *   walk.c             the walk's primitives: pushing frames, classifying
+ *                      pcs, return pcs, the senders shared by frame kinds
+ *   resolve.c          ASGST frames -> struct frame (names, lines, symbols);
+ *                      a leaf beside walk.c, called by decode.c only
+ * walk.h is the decoder-internal header of the walk and the steppers.
  */
 #ifndef ASGST_DECODE_H
 #define ASGST_DECODE_H

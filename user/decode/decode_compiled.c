@@ -19,43 +19,7 @@
  * bci is its call site's.
  */
 #include <linux/types.h>
-#include "decode/decode_walk.h"
-
-/*
- * try: whole frame built; rbp pushed only; nothing pushed. strict: the
- * frame's code has not touched rbp yet (a prologue), so a saved rbp must
- * equal the live one.
- */
-bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
-		       bool try_full, bool strict)
-{
-	uint64_t ret, saved;
-
-	if (try_full && frame_size >= 2 &&
-	    walk_read(w, f->sp + (uint64_t)(frame_size - 1) * 8, &ret) &&
-	    walk_read(w, f->sp + (uint64_t)(frame_size - 2) * 8, &saved) &&
-	    (!strict || saved == f->fp) && walk_is_return_pc(w, ret)) {
-		f->sp += (uint64_t)frame_size * 8;
-		f->fp = saved;
-		f->pc = ret;
-		return true;
-	}
-	/* after push rbp: sp[0] is the caller's rbp */
-	if (walk_read(w, f->sp, &saved) && walk_read(w, f->sp + 8, &ret) &&
-	    (!strict || saved == f->fp) && walk_is_return_pc(w, ret)) {
-		f->sp += 16;
-		f->fp = saved;
-		f->pc = ret;
-		return true;
-	}
-	/* at the entry, or after pop rbp / at ret: sp[0] is the return pc */
-	if (walk_read(w, f->sp, &ret) && walk_is_return_pc(w, ret)) {
-		f->sp += 8;
-		f->pc = ret;
-		return true;
-	}
-	return false;
-}
+#include "decode/walk.h"
 
 /* sender of a frame of known size; false with the error set */
 static bool sender_by_size(struct walk *w, struct wframe *f,
@@ -172,30 +136,4 @@ bool walk_stub(struct walk *w, struct wframe *f)
 	if (!walk_push_native(w, f->pc))
 		return false;
 	return walk_stub_sender(w, f);
-}
-
-bool walk_stub_sender(struct walk *w, struct wframe *f)
-{
-	const struct codemap_blob *b = f->blob;
-	int32_t fs = b->frame_size;
-	uint64_t ret, saved;
-	bool complete = !f->top || b->frame_complete < 0 ||
-			f->pc >= b->start + (uint64_t)b->frame_complete;
-
-	if (fs > 0 && complete) {
-		if (walk_guess_sender(w, f, fs, true, false))
-			return true;
-	}
-	/* stubs that keep rbp as a frame pointer (enter/leave) */
-	if (f->fp > f->sp && walk_read(w, f->fp, &saved) &&
-	    walk_read(w, f->fp + 8, &ret) && walk_is_return_pc(w, ret)) {
-		f->sp = f->fp + 16;
-		f->fp = saved;
-		f->pc = ret;
-		return true;
-	}
-	if (f->top && walk_guess_sender(w, f, fs, fs > 0, true))
-		return true;
-	return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
-			 "stub frame: no return address found");
 }

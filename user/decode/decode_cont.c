@@ -19,7 +19,7 @@
  * continuation entry, so enterSpecial and the carrier's frames come out.
  */
 #include <linux/types.h>
-#include "decode/decode_walk.h"
+#include "decode/walk.h"
 
 /* ContinuationEntry::size() when the map has no CONT record: 64 on JDK
  * 21-25; the enterSpecial frame's rbp slot sits right above it */

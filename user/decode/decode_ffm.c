@@ -21,7 +21,7 @@
  *    Java -> FFM downcall -> C -> upcall -> Java comes out as one stack.
  */
 #include <linux/types.h>
-#include "decode/decode_walk.h"
+#include "decode/walk.h"
 
 /*
  * A critical downcall stub has no thread-state transition, safepoint

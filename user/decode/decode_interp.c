@@ -13,21 +13,7 @@
  * frame at rbp is still the caller's; rbx then holds the callee's Method*.
  */
 #include <linux/types.h>
-#include "decode/decode_walk.h"
-
-/* bci of bcp in method m, -1 when implausible */
-int32_t walk_bcp_to_bci(const struct walk *w, const struct codemap_method *m,
-			uint64_t bcp)
-{
-	uint64_t base;
-
-	if (!m || !m->const_method || w->vm->sizeof_const_method <= 0)
-		return -1;
-	base = m->const_method + (uint64_t)w->vm->sizeof_const_method;
-	if (bcp < base || bcp - base >= ASGST_BCI_UNKNOWN)
-		return -1;
-	return (int32_t)(bcp - base);
-}
+#include "decode/walk.h"
 
 static int32_t slot(const struct walk *w, int32_t off, int32_t dflt)
 {

@@ -18,26 +18,7 @@
 #include <linux/types.h>
 #include <string.h>
 
-#include "decode/decode_walk.h"
-
-bool walk_resume_anchor(struct walk *w, struct wframe *f)
-{
-	uint64_t pc = w->resume_pc;
-
-	if (!w->resume || w->resume_sp < f->sp)
-		return false;
-	if (!pc && !walk_read(w, w->resume_sp - 8, &pc))
-		return false;
-	w->resume = false;
-	/* the native frames in between could not be walked: say so */
-	if (!walk_push_native(w, 0))
-		return false;
-	f->pc = pc;
-	f->sp = w->resume_sp;
-	f->fp = w->resume_fp;
-	f->top = false;
-	return true;
-}
+#include "decode/walk.h"
 
 /*
  * The interrupted native function has no frame (yet): at its entry or
@@ -276,37 +257,4 @@ bool walk_entry(struct walk *w, struct wframe *f)
 	}
 	return walk_leave_entry(w, f, fp, true,
 				"entry frame: caller not found in the stack window");
-}
-
-bool walk_leave_entry(struct walk *w, struct wframe *f, uint64_t fp,
-		      bool native_only, const char *reason)
-{
-	uint64_t ret, saved;
-
-	if (w->bottom && !(w->options & ASGST_INCLUDE_NON_JAVA_FRAMES)) {
-		w->done = true;
-		return true;
-	}
-	/* rbp-based: continue into the C code that called it */
-	if (fp >= f->sp && walk_read(w, fp, &saved) &&
-	    walk_read(w, fp + 8, &ret) && ret) {
-		const struct codemap_blob *b;
-		enum pc_class c = walk_classify(w, ret, &b);
-
-		if (native_only ? c == PC_NATIVE :
-				  c != PC_CODE_UNKNOWN && c != PC_NULL) {
-			f->pc = ret;
-			f->sp = fp + 16;
-			f->fp = saved;
-			f->top = false;
-			return true;
-		}
-	}
-	if (walk_resume_anchor(w, f))
-		return true;
-	if (w->bottom) {
-		w->done = true;
-		return true;
-	}
-	return walk_fail(w, ASGST_WINDOW_SHORT, f->pc, reason);
 }

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Internal to the decoder (decode*.c): the state of one stack walk and the
- * helpers every frame kind uses. Everything read from the stack goes
- * through walk_read(), which only reads inside the sample's window.
+ * Internal to the decoder (user/decode/): the state of one stack walk, the
+ * primitives every frame kind uses (walk.c) and the frame steppers
+ * (decode_*.c). Everything read from the stack goes through walk_read(),
+ * which only reads inside the sample's window.
+ *
+ * Layers, each calling only the ones below it:
+ *   decode.c    the walk loop, per-kind dispatch, entry points
+ *   decode_*.c  the frame steppers; decode_cont.c steps frozen compiled
+ *               frames with walk_compiled(), no other stepper calls another
+ *   walk.c      the primitives below (and the inline helpers here)
+ * resolve.c names the finished frames: a leaf only decode.c calls.
  */
 #ifndef ASGST_DECODE_WALK_H
 #define ASGST_DECODE_WALK_H
@@ -118,6 +126,8 @@ static inline bool walk_room(struct walk *w)
 	return false;
 }
 
+/* ---- primitives (walk.c) ---- */
+
 bool walk_push_java(struct walk *w, uint8_t type, int8_t comp_level,
 		    int32_t bci, uint64_t method);
 bool walk_push_native(struct walk *w, uint64_t pc);
@@ -135,8 +145,34 @@ enum pc_class walk_classify(const struct walk *w, uint64_t pc,
 bool walk_is_return_pc(const struct walk *w, uint64_t pc);
 
 /*
- * Frame steppers: emit the frame(s) of f and move f to its sender. Return
- * false when the walk must stop (w->error set, or w->done for the end).
+ * Find the sender of a frame whose shape at pc is uncertain (prologue,
+ * epilogue, frameless stub: the top compiled frame, a stub, a native
+ * wrapper) by trying the candidate return-address slots and keeping the
+ * one holding a return pc into known code.
+ */
+bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
+		       bool try_full, bool strict);
+/* the sender of a stub's frame (walk_stub without its frame) */
+bool walk_stub_sender(struct walk *w, struct wframe *f);
+/* resume at the anchor saved in w->resume_* (an entry frame's, the
+ * thread's), if any */
+bool walk_resume_anchor(struct walk *w, struct wframe *f);
+/*
+ * Leave an rbp-based frame where C called Java (call stub, upcall stub;
+ * rbp = fp): into its C caller by rbp (native_only: only a native pc),
+ * else at the Java anchor below the C frames, else the thread's end.
+ */
+bool walk_leave_entry(struct walk *w, struct wframe *f, uint64_t fp,
+		      bool native_only, const char *reason);
+/* bytecode index of an interpreted frame's bcp, -1 if not in m */
+int32_t walk_bcp_to_bci(const struct walk *w, const struct codemap_method *m,
+			uint64_t bcp);
+
+/* ---- frame steppers (decode_*.c) ---- */
+
+/*
+ * Emit the frame(s) of f and move f to its sender. Return false when the
+ * walk must stop (w->error set, or w->done for the end).
  */
 bool walk_compiled(struct walk *w, struct wframe *f);		/* decode_compiled.c */
 bool walk_stub(struct walk *w, struct wframe *f);		/* decode_compiled.c */
@@ -144,31 +180,8 @@ bool walk_interpreted(struct walk *w, struct wframe *f);	/* decode_interp.c */
 bool walk_native_wrapper(struct walk *w, struct wframe *f);	/* decode_native.c */
 bool walk_entry(struct walk *w, struct wframe *f);		/* decode_native.c */
 bool walk_native(struct walk *w, struct wframe *f);		/* decode_native.c */
-/*
- * Leave an rbp-based frame where C called Java (call stub, upcall stub;
- * rbp = fp): into its C caller by rbp (native_only: only a native pc),
- * else at the Java anchor below the C frames, else the thread's end.
- */
-bool walk_leave_entry(struct walk *w, struct wframe *f, uint64_t fp,
-		      bool native_only, const char *reason);	/* decode_native.c */
 bool walk_downcall_stub(struct walk *w, struct wframe *f);	/* decode_ffm.c */
 bool walk_upcall_stub(struct walk *w, struct wframe *f);	/* decode_ffm.c */
 bool walk_cont_barrier(struct walk *w, struct wframe *f);	/* decode_cont.c */
-/* bytecode index of an interpreted frame's bcp, -1 if not in m */
-int32_t walk_bcp_to_bci(const struct walk *w, const struct codemap_method *m,
-			uint64_t bcp);					/* decode_interp.c */
-/* resume at the thread's anchor (sample's JavaThread words), if any */
-bool walk_resume_anchor(struct walk *w, struct wframe *f);	/* decode_native.c */
-
-/*
- * Top compiled-frame / stub helper (decode_compiled.c): find the sender of
- * a frame whose shape at pc is uncertain (prologue, epilogue, frameless
- * stub) by trying the candidate return-address slots and keeping the one
- * holding a return pc into known code.
- */
-bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
-		       bool try_full, bool strict);
-/* the sender of a stub's frame (walk_stub without its frame) */
-bool walk_stub_sender(struct walk *w, struct wframe *f);
 
 #endif /* ASGST_DECODE_WALK_H */
