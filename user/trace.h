@@ -8,6 +8,8 @@
 #ifndef ASGST_TRACE_H
 #define ASGST_TRACE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -110,5 +112,17 @@ const char *trace_state__name(enum trace_state s);	/* JSON "state" */
 /* "jni", "ffm", "ffm_critical" / "jni", "ffm"; NULL when none */
 const char *frame_downcall__name(uint16_t flags);
 const char *frame_upcall__name(uint16_t flags);
+
+/*
+ * The name a frame has in the collapsed output (docs/formats.md), written
+ * NUL-terminated into buf (truncated to size - 1). suffix adds the _[k],
+ * _[j], _[i] type suffixes. Characters that break the collapsed format are
+ * replaced. Returns the length written.
+ */
+size_t frame__display_name(const struct frame *f, char *buf, size_t size,
+			   bool suffix);
+/* the same for the root element of a collapsed line: the process name
+ * (comm, else the thread name); size must not be 0 */
+size_t trace__display_comm(const struct trace *t, char *buf, size_t size);
 
 #endif /* ASGST_TRACE_H */

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "capture/capture.h"
+#include "util/err.h"
 #include "sampler.skel.h"
 
 #define DEFAULT_RINGBUF_MB	32
@@ -55,17 +56,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	if (level == LIBBPF_DEBUG && strcmp(dbg, "2"))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
-}
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 static bool have_caps(void)
@@ -178,15 +168,13 @@ static int open_events(struct capture *c, uint32_t freq, char *err,
 	c->pfds = calloc(c->ncpus_possible, sizeof(*c->pfds));
 	c->links = calloc(c->ncpus_possible, sizeof(*c->links));
 	if (!online || !c->pfds || !c->links) {
-		set_err(err, errlen, "out of memory");
-		ret = -ENOMEM;
+		ret = err__set(err, errlen, -ENOMEM, "out of memory");
 		goto cleanup;
 	}
 	n = online_cpus(online, c->ncpus_possible);
 	if (n <= 0) {
-		set_err(err, errlen,
-			"cannot read /sys/devices/system/cpu/online: is /sys mounted?");
-		ret = n < 0 ? n : -ENODEV;
+		ret = err__set(err, errlen, n < 0 ? n : -ENODEV,
+			       "cannot read /sys/devices/system/cpu/online: is /sys mounted?");
 		goto cleanup;
 	}
 	for (int cpu = 0; cpu < c->ncpus_possible; cpu++) {
@@ -209,18 +197,18 @@ static int open_events(struct capture *c, uint32_t freq, char *err,
 			if (errno == ENODEV)
 				continue;
 			ret = -errno;
-			if (errno == EACCES || errno == EPERM)
-				set_err(err, errlen,
-					"perf_event_open on CPU %d: %s: run as root, or lower /proc/sys/kernel/perf_event_paranoid",
-					cpu, strerror(errno));
-			else if (errno == EINVAL && freq > 1000)
-				set_err(err, errlen,
-					"perf_event_open on CPU %d: %s: -F %u is above /proc/sys/kernel/perf_event_max_sample_rate?",
-					cpu, strerror(errno), freq);
+			if (ret == -EACCES || ret == -EPERM)
+				err__set(err, errlen, ret,
+					 "perf_event_open on CPU %d: %s: run as root, or lower /proc/sys/kernel/perf_event_paranoid",
+					 cpu, strerror(-ret));
+			else if (ret == -EINVAL && freq > 1000)
+				err__set(err, errlen, ret,
+					 "perf_event_open on CPU %d: %s: -F %u is above /proc/sys/kernel/perf_event_max_sample_rate?",
+					 cpu, strerror(-ret), freq);
 			else
-				set_err(err, errlen,
-					"perf_event_open on CPU %d: %s (check /proc/sys/kernel/perf_event_paranoid)",
-					cpu, strerror(errno));
+				err__set(err, errlen, ret,
+					 "perf_event_open on CPU %d: %s (check /proc/sys/kernel/perf_event_paranoid)",
+					 cpu, strerror(-ret));
 			goto cleanup;
 		}
 		link = bpf_program__attach_perf_event(c->skel->progs.asgst_sample,
@@ -228,89 +216,76 @@ static int open_events(struct capture *c, uint32_t freq, char *err,
 		if (!link) {
 			ret = -errno;
 			close(fd);
-			set_err(err, errlen,
-				"attaching the BPF program to CPU %d's perf event: %s",
-				cpu, strerror(-ret));
+			err__set(err, errlen, ret,
+				 "attaching the BPF program to CPU %d's perf event: %s",
+				 cpu, strerror(-ret));
 			goto cleanup;
 		}
 		c->pfds[c->nev] = fd;
 		c->links[c->nev] = link;
 		c->nev++;
 	}
-	if (!c->nev) {
-		set_err(err, errlen, "no online CPU could be sampled");
-		ret = -ENODEV;
-	}
+	if (!c->nev)
+		ret = err__set(err, errlen, -ENODEV,
+			       "no online CPU could be sampled");
 cleanup:
 	free(online);
 	return ret;
 }
 
-int capture__open(struct capture **out, const struct capture_opts *o,
-		  char *err, size_t errlen)
+/* what the sampler records: cpu samples unless told otherwise */
+static uint32_t event_mask(const struct capture_opts *o)
 {
-	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-	struct capture *c = NULL;
+	return o->events ? o->events : ASGST_EVMASK_CPU;
+}
+
+/* the fork hook only matters for record -- CMD */
+static bool follows(const struct capture_opts *o)
+{
+	return o->follow_children && o->filter_mode == ASGST_FILTER_PIDS;
+}
+
+/* what can be refused before anything is loaded */
+static int check_opts(const struct capture_opts *o, char *err, size_t errlen)
+{
+	if (!o || o->filter_mode > ASGST_FILTER_CGROUP)
+		return err__set(err, errlen, -EINVAL,
+				"capture: bad filter mode");
+	if (!o->freq_hz)
+		return err__set(err, errlen, -EINVAL,
+				"sampling frequency must be at least 1 Hz");
+	if (o->window_size > ASGST_MAX_WINDOW)
+		return err__set(err, errlen, -EINVAL,
+				"stack window of %u bytes is above the %u-byte maximum",
+				o->window_size, ASGST_MAX_WINDOW);
+	if (!have_caps())
+		return err__set(err, errlen, -EPERM,
+				"asgst-bpf needs root (CAP_BPF and CAP_PERFMON): run it with sudo");
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return err__set(err, errlen, -ENOTSUP,
+				"this kernel has no BTF (/sys/kernel/btf/vmlinux missing): a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed");
+	return 0;
+}
+
+/* open the BPF object and size it for o, not loaded yet */
+static int open_sampler(struct capture *c, const struct capture_opts *o,
+			char *err, size_t errlen)
+{
 	struct sampler_bpf *skel;
-	uint32_t rb_bytes, events;
-	int ncpu;
-	bool follow;
-	int ret;
-
-	*out = NULL;
-	if (!o || o->filter_mode > ASGST_FILTER_CGROUP) {
-		set_err(err, errlen, "capture: bad filter mode");
-		return -EINVAL;
-	}
-	if (!o->freq_hz) {
-		set_err(err, errlen, "sampling frequency must be at least 1 Hz");
-		return -EINVAL;
-	}
-	if (o->window_size > ASGST_MAX_WINDOW) {
-		set_err(err, errlen, "stack window of %u bytes is above the %u-byte maximum",
-			o->window_size, ASGST_MAX_WINDOW);
-		return -EINVAL;
-	}
-	if (!have_caps()) {
-		set_err(err, errlen,
-			"asgst-bpf needs root (CAP_BPF and CAP_PERFMON): run it with sudo");
-		return -EPERM;
-	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		set_err(err, errlen,
-			"this kernel has no BTF (/sys/kernel/btf/vmlinux missing): a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed");
-		return -ENOTSUP;
-	}
-
-	libbpf_set_print(libbpf_print);
-	/* not needed on 6.x (memcg accounting), harmless */
-	setrlimit(RLIMIT_MEMLOCK, &rl);
-
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		set_err(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	c->stats_fd = -1;
-	c->ncpus_possible = libbpf_num_possible_cpus();
-	if (c->ncpus_possible <= 0) {
-		ret = c->ncpus_possible ? c->ncpus_possible : -ENODEV;
-		set_err(err, errlen, "cannot count CPUs (/sys/devices/system/cpu/possible)");
-		goto cleanup;
-	}
+	uint32_t rb_bytes, events = event_mask(o);
+	int ncpu, ret;
 
 	skel = c->skel = sampler_bpf__open();
 	if (!skel) {
 		ret = -errno;
-		set_err(err, errlen, "opening the BPF object: %s", strerror(-ret));
-		goto cleanup;
+		return err__set(err, errlen, ret, "opening the BPF object: %s",
+				strerror(-ret));
 	}
 	skel->rodata->filter_mode = o->filter_mode;
 	skel->rodata->cgroup_id = o->cgroup_id;
 	skel->rodata->window_size = o->window_size;
 	skel->rodata->window_all = o->window_all && o->window_size;
 	skel->rodata->follow_children = o->follow_children;
-	events = o->events ? o->events : ASGST_EVMASK_CPU;
 	skel->rodata->event_mask = events;
 	rb_bytes = ringbuf_bytes(o->ringbuf_mb);
 	bpf_map__set_max_entries(skel->maps.events, rb_bytes);
@@ -318,9 +293,8 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0) {
 		ret = ncpu ? ncpu : -EINVAL;
-		set_err(err, errlen, "counting the possible CPUs: %s",
-			strerror(-ret));
-		goto cleanup;
+		return err__set(err, errlen, ret, "counting the possible CPUs: %s",
+				strerror(-ret));
 	}
 	bpf_map__set_max_entries(skel->maps.recbuf, ncpu);
 	bpf_map__set_value_size(skel->maps.recbuf,
@@ -329,52 +303,90 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 				o->window_size + 8);
 	/* one wakeup per eighth of the ring; capture__poll also times out */
 	skel->rodata->wakeup_bytes = rb_bytes / 8;
-	/* the fork hook only matters for record -- CMD */
-	follow = o->follow_children && o->filter_mode == ASGST_FILTER_PIDS;
-	if (!follow)
+	if (!follows(o))
 		bpf_program__set_autoload(skel->progs.asgst_fork, false);
 	if (!(events & ASGST_EVMASK_OFFCPU))
 		bpf_program__set_autoload(skel->progs.asgst_switch, false);
+	return 0;
+}
+
+/* load the sampler, fill its targets, attach its tracepoints, open the
+ * ring buffer; the cpu-clock events are capture__start's */
+static int load_sampler(struct capture *c, const struct capture_opts *o,
+			char *err, size_t errlen)
+{
+	struct sampler_bpf *skel = c->skel;
+	int ret;
 
 	ret = sampler_bpf__load(skel);
-	if (ret) {
-		set_err(err, errlen,
-			"loading the BPF program failed (%s): the kernel lacks BPF, BTF or a helper; run with ASGST_DEBUG=1 for the verifier log",
-			strerror(-ret));
-		goto cleanup;
-	}
+	if (ret)
+		return err__set(err, errlen, ret,
+				"loading the BPF program failed (%s): the kernel lacks BPF, BTF or a helper; run with ASGST_DEBUG=1 for the verifier log",
+				strerror(-ret));
 	for (size_t i = 0; i < o->npids; i++) {
 		ret = capture__add_target(c, o->pids[i]);
-		if (ret) {
-			set_err(err, errlen, "adding pid %d to the targets: %s",
-				(int)o->pids[i], strerror(-ret));
-			goto cleanup;
-		}
+		if (ret)
+			return err__set(err, errlen, ret,
+					"adding pid %d to the targets: %s",
+					(int)o->pids[i], strerror(-ret));
 	}
-	if (follow || (events & ASGST_EVMASK_OFFCPU)) {
+	if (follows(o) || (event_mask(o) & ASGST_EVMASK_OFFCPU)) {
 		ret = sampler_bpf__attach(skel);
-		if (ret) {
-			set_err(err, errlen,
-				"attaching the %s tracepoint: %s",
-				follow ? "fork" : "sched_switch", strerror(-ret));
-			goto cleanup;
-		}
+		if (ret)
+			return err__set(err, errlen, ret,
+					"attaching the %s tracepoint: %s",
+					follows(o) ? "fork" : "sched_switch",
+					strerror(-ret));
 	}
-
 	c->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, c,
 				 NULL);
 	if (!c->rb) {
 		ret = -errno;
-		set_err(err, errlen, "setting up the ring buffer: %s",
-			strerror(-ret));
+		return err__set(err, errlen, ret,
+				"setting up the ring buffer: %s",
+				strerror(-ret));
+	}
+	return 0;
+}
+
+int capture__open(struct capture **out, const struct capture_opts *o,
+		  char *err, size_t errlen)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct capture *c = NULL;
+	int ret;
+
+	*out = NULL;
+	ret = check_opts(o, err, errlen);
+	if (ret)
+		return ret;
+
+	libbpf_set_print(libbpf_print);
+	/* not needed on 6.x (memcg accounting), harmless */
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return err__set(err, errlen, -ENOMEM, "out of memory");
+	c->stats_fd = -1;
+	c->ncpus_possible = libbpf_num_possible_cpus();
+	if (c->ncpus_possible <= 0) {
+		ret = err__set(err, errlen,
+			       c->ncpus_possible ? c->ncpus_possible : -ENODEV,
+			       "cannot count CPUs (/sys/devices/system/cpu/possible)");
 		goto cleanup;
 	}
+	ret = open_sampler(c, o, err, errlen);
+	if (!ret)
+		ret = load_sampler(c, o, err, errlen);
+	if (ret)
+		goto cleanup;
 
 	/* kept open while capturing so run_time_ns/run_cnt accumulate */
 	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
 	c->freq_hz = o->freq_hz;
-	c->want_cpu = events & ASGST_EVMASK_CPU;
+	c->want_cpu = event_mask(o) & ASGST_EVMASK_CPU;
 	if (!o->defer_start) {
 		ret = capture__start(c, err, errlen);
 		if (ret)

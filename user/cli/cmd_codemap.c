@@ -53,7 +53,7 @@
 
 #include "jvm/codemap.h"
 #include "cli/commands.h"
-#include "output/writers.h"
+#include "util/json.h"
 
 static const char codemap_usage[] =
 "Usage: asgst-bpf codemap PID|FILE [--json]\n"

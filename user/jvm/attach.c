@@ -24,6 +24,7 @@
 
 #include "jvm/attach.h"
 #include "jvm/jvm_discover.h"
+#include "util/err.h"
 
 /* HotSpot's limits for a request (attachListener.hpp, JDK 17) */
 #define CMD_LEN_MAX	16
@@ -81,6 +82,13 @@ static bool wait_or_exit(const struct target *t, int ms)
 	return r > 0;
 }
 
+/* the message and code of a target that went away mid-attach */
+static int exited(pid_t pid, char *err, size_t errlen)
+{
+	return err__set(err, errlen, -ATTACH_E_EXITED,
+			"JVM %d exited during attach", (int)pid);
+}
+
 static void target_close(struct target *t)
 {
 	if (t->pidfd >= 0)
@@ -99,49 +107,42 @@ static int target_open(struct target *t, pid_t pid, char *err, size_t errlen)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->pidfd = t->tmpfd = -1;
-	if (pid <= 0) {
-		snprintf(err, errlen, "invalid pid %d", (int)pid);
-		return -EINVAL;
-	}
+	if (pid <= 0)
+		return err__set(err, errlen, -EINVAL, "invalid pid %d", (int)pid);
 	t->pidfd = sys_pidfd_open(pid);
 	if (t->pidfd < 0) {
 		ret = -errno;
 		if (ret == -ESRCH)
-			snprintf(err, errlen, "no such process: %d", (int)pid);
-		else
-			snprintf(err, errlen, "cannot open process %d: %s",
-				 (int)pid, strerror(-ret));
-		return ret;
+			return err__set(err, errlen, ret, "no such process: %d",
+					(int)pid);
+		return err__set(err, errlen, ret, "cannot open process %d: %s",
+				(int)pid, strerror(-ret));
 	}
 	ret = jvm_discover__has_libjvm(pid, libjvm, sizeof(libjvm));
 	if (ret < 0) {
 		if (ret == -EACCES || ret == -EPERM)
-			snprintf(err, errlen,
+			err__set(err, errlen, ret,
 				 "permission denied reading process %d (run as root or as the JVM's user)",
 				 (int)pid);
 		else
-			snprintf(err, errlen, "no such process: %d", (int)pid);
+			err__set(err, errlen, ret, "no such process: %d",
+				 (int)pid);
 		goto fail;
 	}
 	if (ret == 0) {
-		if (target_gone(t)) {
-			ret = -ATTACH_E_EXITED;
-			snprintf(err, errlen, "JVM %d exited during attach",
-				 (int)pid);
-			goto fail;
-		}
-		snprintf(err, errlen,
-			 "process %d is not a HotSpot JVM (no libjvm.so mapped)",
-			 (int)pid);
-		ret = -ATTACH_E_NOT_JVM;
+		if (target_gone(t))
+			ret = exited(pid, err, errlen);
+		else
+			ret = err__set(err, errlen, -ATTACH_E_NOT_JVM,
+				       "process %d is not a HotSpot JVM (no libjvm.so mapped)",
+				       (int)pid);
 		goto fail;
 	}
 	ret = jvm_discover__nspid(pid, &t->nspid);
 	if (!ret)
 		ret = jvm_discover__creds(pid, &t->uid, &t->gid);
 	if (ret) {
-		snprintf(err, errlen, "JVM %d exited during attach", (int)pid);
-		ret = -ATTACH_E_EXITED;
+		ret = exited(pid, err, errlen);
 		goto fail;
 	}
 	snprintf(a, sizeof(a), "/proc/self/ns/mnt");
@@ -151,19 +152,17 @@ static int target_open(struct target *t, pid_t pid, char *err, size_t errlen)
 	t->tmpfd = jvm_discover__open_in_root(pid, "/tmp",
 					      O_PATH | O_DIRECTORY);
 	if (t->tmpfd < 0) {
-		ret = t->tmpfd;
+		ret = err__set(err, errlen, t->tmpfd,
+			       "cannot open /tmp of JVM %d: %s", (int)pid,
+			       strerror(-t->tmpfd));
 		t->tmpfd = -1;
-		snprintf(err, errlen, "cannot open /tmp of JVM %d: %s",
-			 (int)pid, strerror(-ret));
 		goto fail;
 	}
 	return 0;
 fail:
 	/* whatever failed, a JVM that is gone is the reason */
-	if (ret != -ESRCH && t->pidfd >= 0 && target_gone(t)) {
-		snprintf(err, errlen, "JVM %d exited during attach", (int)pid);
-		ret = -ATTACH_E_EXITED;
-	}
+	if (ret != -ESRCH && t->pidfd >= 0 && target_gone(t))
+		ret = exited(pid, err, errlen);
 	target_close(t);
 	return ret;
 }
@@ -178,16 +177,14 @@ static int socket_state(const struct target *t, char *err, size_t errlen)
 	if (fstatat(t->tmpfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (errno == ENOENT)
 			return 0;
-		snprintf(err, errlen, "cannot stat /tmp/%s of JVM %d: %s",
-			 name, (int)t->pid, strerror(errno));
-		return -errno;
+		return err__set(err, errlen, -errno,
+				"cannot stat /tmp/%s of JVM %d: %s", name,
+				(int)t->pid, strerror(errno));
 	}
-	if (!S_ISSOCK(st.st_mode) || st.st_uid != t->uid) {
-		snprintf(err, errlen,
-			 "/tmp/%s of JVM %d is not a socket owned by its user (uid %u): refusing it",
-			 name, (int)t->pid, (unsigned)t->uid);
-		return -EPERM;
-	}
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != t->uid)
+		return err__set(err, errlen, -EPERM,
+				"/tmp/%s of JVM %d is not a socket owned by its user (uid %u): refusing it",
+				name, (int)t->pid, (unsigned)t->uid);
 	return 1;
 }
 
@@ -269,51 +266,49 @@ static int make_trigger(const struct target *t, int dirfd, const char *name)
 	return 0;
 }
 
-/* make sure the attach listener runs; 0 or -errno / -ATTACH_E_* */
-static int start_listener(const struct target *t, char *err, size_t errlen)
+/*
+ * A JVM still starting may die of SIGQUIT or take it for a thread dump
+ * request: wait (bounded) until its handler and its Signal Dispatcher
+ * thread are there. 0: ready for the signal; 1: the listener came up
+ * meanwhile (-Xrs starts it); else -errno / -ATTACH_E_*.
+ */
+static int wait_sigquit_ready(const struct target *t, char *err,
+			      size_t errlen)
 {
-	char name[32], cwd[64];
-	int dirfd = -1, ret, delay = 10;
-	uint64_t deadline;
-	bool disabled = false;
+	uint64_t deadline = now_ms() + ATTACH_WAIT_MS;
+	int ret, delay = 10;
 
-	ret = socket_state(t, err, errlen);
-	if (ret)
-		return ret < 0 ? ret : 0;
-
-	/* a disabled mechanism never answers: say so instead of waiting */
-	disabled = jvm_discover__attach_disabled(t->pid);
-	if (disabled) {
-		snprintf(err, errlen,
-			 "JVM %d runs with -XX:+DisableAttachMechanism: it cannot be attached to; restart it with -agentpath instead",
-			 (int)t->pid);
-		return -ATTACH_E_DISABLED;
-	}
-	/* a JVM still starting may die of SIGQUIT or take it for a thread
-	 * dump request: wait (bounded) until its handler and its Signal
-	 * Dispatcher thread are there */
-	deadline = now_ms() + ATTACH_WAIT_MS;
 	for (;;) {
 		ret = sigquit_caught(t->pid);
 		if (ret > 0 && dispatcher_running(t->pid))
-			break;
-		if (now_ms() >= deadline) {
-			snprintf(err, errlen,
-				 "JVM %d never got ready for attach within %d s (no SIGQUIT handler or Signal Dispatcher thread: still starting, hung, or -Xrs)",
-				 (int)t->pid, ATTACH_WAIT_MS / 1000);
-			return -ATTACH_E_TIMEOUT;
-		}
+			return 0;
+		if (now_ms() >= deadline)
+			return err__set(err, errlen, -ATTACH_E_TIMEOUT,
+					"JVM %d never got ready for attach within %d s (no SIGQUIT handler or Signal Dispatcher thread: still starting, hung, or -Xrs)",
+					(int)t->pid, ATTACH_WAIT_MS / 1000);
 		if (wait_or_exit(t, delay))
-			goto exited;
+			return exited(t->pid, err, errlen);
 		delay = delay * 2 > 200 ? 200 : delay * 2;
-		/* the listener may have come up meanwhile (-Xrs starts it) */
 		ret = socket_state(t, err, errlen);
 		if (ret)
-			return ret < 0 ? ret : 0;
+			return ret;
 	}
-	delay = 10;
+}
 
-	snprintf(name, sizeof(name), ".attach_pid%d", (int)t->nspid);
+static void drop_trigger(int dirfd, const char *name)
+{
+	unlinkat(dirfd, name, 0);
+	close(dirfd);
+}
+
+/* create the trigger file name in the JVM's cwd, else in its /tmp: the fd
+ * of the directory it is in, or -errno / -ATTACH_E_EXITED (err set) */
+static int place_trigger(const struct target *t, const char *name, char *err,
+			 size_t errlen)
+{
+	char cwd[64];
+	int dirfd, ret;
+
 	snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", (int)t->pid);
 	dirfd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ret = dirfd >= 0 ? make_trigger(t, dirfd, name) : -errno;
@@ -324,49 +319,71 @@ static int start_listener(const struct target *t, char *err, size_t errlen)
 		dirfd = fcntl(t->tmpfd, F_DUPFD_CLOEXEC, 0);
 		ret = dirfd >= 0 ? make_trigger(t, dirfd, name) : -errno;
 	}
-	if (ret) {
-		if (target_gone(t))
-			goto exited;
-		snprintf(err, errlen,
-			 "cannot create the attach trigger for JVM %d: %s (run as root or as the JVM's user)",
-			 (int)t->pid, strerror(-ret));
-		goto cleanup;
-	}
-	if (sys_pidfd_send_signal(t->pidfd, SIGQUIT)) {
-		ret = -errno;
-		if (ret == -ESRCH)
-			goto exited;
-		snprintf(err, errlen, "cannot signal JVM %d: %s%s", (int)t->pid,
-			 strerror(-ret),
-			 ret == -EPERM ? " (run as root or as the JVM's user)" : "");
-		goto cleanup;
-	}
-	deadline = now_ms() + ATTACH_WAIT_MS;
+	if (!ret)
+		return dirfd;
+	if (dirfd >= 0)
+		drop_trigger(dirfd, name);
+	if (target_gone(t))
+		return exited(t->pid, err, errlen);
+	return err__set(err, errlen, ret,
+			"cannot create the attach trigger for JVM %d: %s (run as root or as the JVM's user)",
+			(int)t->pid, strerror(-ret));
+}
+
+/* after the SIGQUIT: wait (bounded) for the listener socket */
+static int wait_listener(const struct target *t, char *err, size_t errlen)
+{
+	uint64_t deadline = now_ms() + ATTACH_WAIT_MS;
+	int ret, delay = 10;
+
 	for (;;) {
 		ret = socket_state(t, err, errlen);
 		if (ret)
-			break;
-		if (now_ms() >= deadline) {
-			snprintf(err, errlen,
-				 "JVM %d did not start its attach listener within %d s (attach disabled with -XX:+DisableAttachMechanism, or the JVM is hung)",
-				 (int)t->pid, ATTACH_WAIT_MS / 1000);
-			ret = -ATTACH_E_TIMEOUT;
-			break;
-		}
+			return ret < 0 ? ret : 0;
+		if (now_ms() >= deadline)
+			return err__set(err, errlen, -ATTACH_E_TIMEOUT,
+					"JVM %d did not start its attach listener within %d s (attach disabled with -XX:+DisableAttachMechanism, or the JVM is hung)",
+					(int)t->pid, ATTACH_WAIT_MS / 1000);
 		if (wait_or_exit(t, delay))
-			goto exited;
+			return exited(t->pid, err, errlen);
 		delay = delay * 2 > 500 ? 500 : delay * 2;
 	}
-	ret = ret < 0 ? ret : 0;
-	goto cleanup;
-exited:
-	snprintf(err, errlen, "JVM %d exited during attach", (int)t->pid);
-	ret = -ATTACH_E_EXITED;
-cleanup:
-	if (dirfd >= 0) {
-		unlinkat(dirfd, name, 0);
-		close(dirfd);
+}
+
+/* make sure the attach listener runs; 0 or -errno / -ATTACH_E_* */
+static int start_listener(const struct target *t, char *err, size_t errlen)
+{
+	char name[32];
+	int dirfd, ret;
+
+	ret = socket_state(t, err, errlen);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	/* a disabled mechanism never answers: say so instead of waiting */
+	if (jvm_discover__attach_disabled(t->pid))
+		return err__set(err, errlen, -ATTACH_E_DISABLED,
+				"JVM %d runs with -XX:+DisableAttachMechanism: it cannot be attached to; restart it with -agentpath instead",
+				(int)t->pid);
+	ret = wait_sigquit_ready(t, err, errlen);
+	if (ret)
+		return ret < 0 ? ret : 0;
+
+	snprintf(name, sizeof(name), ".attach_pid%d", (int)t->nspid);
+	dirfd = place_trigger(t, name, err, errlen);
+	if (dirfd < 0)
+		return dirfd;
+	if (sys_pidfd_send_signal(t->pidfd, SIGQUIT)) {
+		ret = -errno;
+		if (ret == -ESRCH)
+			ret = exited(t->pid, err, errlen);
+		else
+			err__set(err, errlen, ret, "cannot signal JVM %d: %s%s",
+				 (int)t->pid, strerror(-ret),
+				 ret == -EPERM ? " (run as root or as the JVM's user)" : "");
+	} else {
+		ret = wait_listener(t, err, errlen);
 	}
+	drop_trigger(dirfd, name);
 	return ret;
 }
 
@@ -510,11 +527,9 @@ static int build_request(const char *cmd, const char *args[3], char *buf,
 	size_t o = 0;
 	int i;
 
-	if (!cmd || !*cmd || strlen(cmd) > CMD_LEN_MAX) {
-		snprintf(err, errlen, "invalid attach command '%s'",
-			 cmd ? cmd : "");
-		return -EINVAL;
-	}
+	if (!cmd || !*cmd || strlen(cmd) > CMD_LEN_MAX)
+		return err__set(err, errlen, -EINVAL,
+				"invalid attach command '%s'", cmd ? cmd : "");
 	memcpy(buf, "1", 2);
 	o = 2;
 	memcpy(buf + o, cmd, strlen(cmd) + 1);
@@ -523,175 +538,210 @@ static int build_request(const char *cmd, const char *args[3], char *buf,
 		const char *a = args && args[i] ? args[i] : "";
 		size_t l = strlen(a);
 
-		if (l > ARG_LEN_MAX || o + l + 1 > len) {
-			snprintf(err, errlen,
-				 "attach argument %d is longer than the JVM accepts (%d bytes)",
-				 i + 1, ARG_LEN_MAX);
-			return -E2BIG;
-		}
+		if (l > ARG_LEN_MAX || o + l + 1 > len)
+			return err__set(err, errlen, -E2BIG,
+					"attach argument %d is longer than the JVM accepts (%d bytes)",
+					i + 1, ARG_LEN_MAX);
 		memcpy(buf + o, a, l + 1);
 		o += l + 1;
 	}
 	return (int)o;
 }
 
-/* run the exchange in a child; the whole reply into *reply (malloc'ed) */
-static int exchange(const struct target *t, const char *req, size_t reqlen,
-		    char **reply, size_t *replylen, char *err, size_t errlen)
-{
+/* one exchange in progress: the child, its pipe, what it sent back */
+struct xchg {
+	pid_t child;
+	int rfd;		/* the pipe's read end */
 	struct child_status cs;
-	char path[64], *buf = NULL;
-	int pfd[2] = { -1, -1 }, mntfd = -1, rootfd = -1, ret = 0, status;
-	size_t got = 0, have_cs = 0;
-	uint64_t deadline;
-	pid_t child = -1;
-	bool cut = false;
+	size_t have_cs;		/* bytes of cs read */
+	char *buf;		/* REPLY_MAX + 1 */
+	size_t got;		/* bytes of buf read */
+};
 
-	*reply = NULL;
-	*replylen = 0;
+static int sys_failed(const struct target *t, int ret, char *err,
+		      size_t errlen)
+{
+	return err__set(err, errlen, ret, "attach to JVM %d: %s", (int)t->pid,
+			strerror(-ret));
+}
+
+static void reap(pid_t child, int *status)
+{
+	while (waitpid(child, status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* fork the child that talks to the JVM (x->child, x->rfd, x->buf set);
+ * 0 or -errno (err set) */
+static int spawn_exchange(const struct target *t, const char *req,
+			  size_t reqlen, struct xchg *x, char *err,
+			  size_t errlen)
+{
+	int pfd[2] = { -1, -1 }, mntfd = -1, rootfd, ret = 0;
+	char path[64];
+
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)t->pid);
 	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0) {
-		ret = -errno;
-		goto sys_fail;
-	}
+	if (rootfd < 0)
+		return sys_failed(t, -errno, err, errlen);
 	if (t->other_mntns) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)t->pid);
 		mntfd = open(path, O_RDONLY | O_CLOEXEC);
 		if (mntfd < 0) {
-			ret = -errno;
-			goto sys_fail;
+			ret = sys_failed(t, -errno, err, errlen);
+			goto cleanup;
 		}
 	}
-	buf = malloc(REPLY_MAX + 1);
-	if (!buf || pipe2(pfd, O_CLOEXEC)) {
-		ret = buf ? -errno : -ENOMEM;
-		goto sys_fail;
+	x->buf = malloc(REPLY_MAX + 1);
+	if (!x->buf || pipe2(pfd, O_CLOEXEC)) {
+		ret = sys_failed(t, x->buf ? -errno : -ENOMEM, err, errlen);
+		goto cleanup;
 	}
-	child = fork();
-	if (child < 0) {
-		ret = -errno;
-		goto sys_fail;
+	x->child = fork();
+	if (x->child < 0) {
+		ret = sys_failed(t, -errno, err, errlen);
+		goto cleanup;
 	}
-	if (child == 0) {
+	if (x->child == 0) {
 		close(pfd[0]);
 		child_exchange(t, mntfd, rootfd, req, reqlen, pfd[1]);
 	}
-	close(pfd[1]);
-	pfd[1] = -1;
-
-	deadline = now_ms() + EXCHANGE_MS + 2000;
-	for (;;) {
-		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		uint64_t now = now_ms();
-		ssize_t r;
-		int pr;
-
-		if (now >= deadline) {
-			snprintf(err, errlen,
-				 "JVM %d did not answer within %d s; giving up",
-				 (int)t->pid, EXCHANGE_MS / 1000);
-			ret = -ETIMEDOUT;
-			kill(child, SIGKILL);
-			goto cleanup;
-		}
-		pr = poll(&p, 1, (int)(deadline - now));
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr <= 0)
-			continue;
-		if (have_cs < sizeof(cs)) {
-			r = read(pfd[0], (char *)&cs + have_cs,
-				 sizeof(cs) - have_cs);
-			if (r > 0)
-				have_cs += (size_t)r;
-		} else if (got < REPLY_MAX) {
-			r = read(pfd[0], buf + got, REPLY_MAX - got);
-			if (r > 0)
-				got += (size_t)r;
-		} else {
-			char sink[4096];
-
-			r = read(pfd[0], sink, sizeof(sink));
-			cut = cut || r > 0;
-		}
-		if (r == 0)
-			break;
-		if (r < 0 && errno != EINTR && errno != EAGAIN) {
-			ret = -errno;
-			kill(child, SIGKILL);
-			goto sys_fail;
-		}
-	}
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	child = -1;
-	if (have_cs < sizeof(cs)) {
-		snprintf(err, errlen, "attach helper for JVM %d died", (int)t->pid);
-		ret = -EIO;
-		goto cleanup;
-	}
-	if (cs.err) {
-		ret = -cs.err;
-		if (target_gone(t)) {
-			snprintf(err, errlen, "JVM %d exited during attach",
-				 (int)t->pid);
-			ret = -ATTACH_E_EXITED;
-		} else if (cs.stage == ST_CONNECT && cs.err == ECONNREFUSED) {
-			snprintf(err, errlen,
-				 "JVM %d refused the connection on /tmp/.java_pid%d (stale socket of an exited JVM?)",
-				 (int)t->pid, (int)t->nspid);
-		} else if (cs.stage == ST_CONNECT && cs.err == ENOENT) {
-			snprintf(err, errlen,
-				 "the attach socket of JVM %d vanished (JVM exiting?)",
-				 (int)t->pid);
-			ret = -ATTACH_E_EXITED;
-		} else {
-			snprintf(err, errlen, "attach to JVM %d failed %s: %s%s",
-				 (int)t->pid,
-				 stage_names[cs.stage >= 0 && cs.stage <= ST_RECV ?
-					     cs.stage : 0],
-				 strerror(cs.err),
-				 cs.err == EPERM || cs.err == EACCES ?
-				 " (run as root or as the JVM's user)" : "");
-		}
-		goto cleanup;
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		if (target_gone(t)) {
-			snprintf(err, errlen, "JVM %d exited during attach",
-				 (int)t->pid);
-			ret = -ATTACH_E_EXITED;
-		} else {
-			snprintf(err, errlen,
-				 "reading the reply of JVM %d failed (timeout or reset)",
-				 (int)t->pid);
-			ret = -EIO;
-		}
-		goto cleanup;
-	}
-	buf[got] = '\0';
-	*reply = buf;
-	*replylen = got;
-	buf = NULL;
-	ret = 0;
-	goto cleanup;
-sys_fail:
-	snprintf(err, errlen, "attach to JVM %d: %s", (int)t->pid,
-		 strerror(-ret));
+	x->rfd = pfd[0];
+	pfd[0] = -1;
 cleanup:
-	if (child > 0)
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			;
-	free(buf);
 	if (pfd[0] >= 0)
 		close(pfd[0]);
 	if (pfd[1] >= 0)
 		close(pfd[1]);
 	if (mntfd >= 0)
 		close(mntfd);
-	if (rootfd >= 0)
-		close(rootfd);
+	close(rootfd);
+	return ret;
+}
+
+/* one read from the pipe: the status first, then the reply; what does not
+ * fit in REPLY_MAX is read and dropped. What read() returned */
+static ssize_t read_some(struct xchg *x)
+{
+	char sink[4096];
+	ssize_t r;
+
+	if (x->have_cs < sizeof(x->cs)) {
+		r = read(x->rfd, (char *)&x->cs + x->have_cs,
+			 sizeof(x->cs) - x->have_cs);
+		if (r > 0)
+			x->have_cs += (size_t)r;
+	} else if (x->got < REPLY_MAX) {
+		r = read(x->rfd, x->buf + x->got, REPLY_MAX - x->got);
+		if (r > 0)
+			x->got += (size_t)r;
+	} else {
+		r = read(x->rfd, sink, sizeof(sink));
+	}
+	return r;
+}
+
+/* read the child's status and reply up to EOF, bounded; on failure the
+ * child is killed. 0, -ETIMEDOUT or -errno (err set) */
+static int read_child(const struct target *t, struct xchg *x, char *err,
+		      size_t errlen)
+{
+	uint64_t deadline = now_ms() + EXCHANGE_MS + 2000;
+
+	for (;;) {
+		struct pollfd p = { .fd = x->rfd, .events = POLLIN };
+		uint64_t now = now_ms();
+		ssize_t r;
+
+		if (now >= deadline) {
+			kill(x->child, SIGKILL);
+			return err__set(err, errlen, -ETIMEDOUT,
+					"JVM %d did not answer within %d s; giving up",
+					(int)t->pid, EXCHANGE_MS / 1000);
+		}
+		if (poll(&p, 1, (int)(deadline - now)) <= 0)
+			continue;
+		r = read_some(x);
+		if (r == 0)
+			return 0;
+		if (r < 0 && errno != EINTR && errno != EAGAIN) {
+			int ret = -errno;
+
+			kill(x->child, SIGKILL);
+			return sys_failed(t, ret, err, errlen);
+		}
+	}
+}
+
+/* what the child reported once it is reaped (status from waitpid); 0 when
+ * the whole reply arrived, else -errno / -ATTACH_E_* (err set) */
+static int child_result(const struct target *t, const struct xchg *x,
+			int status, char *err, size_t errlen)
+{
+	const struct child_status *cs = &x->cs;
+
+	if (x->have_cs < sizeof(*cs))
+		return err__set(err, errlen, -EIO,
+				"attach helper for JVM %d died", (int)t->pid);
+	if (cs->err) {
+		if (target_gone(t))
+			return exited(t->pid, err, errlen);
+		if (cs->stage == ST_CONNECT && cs->err == ECONNREFUSED)
+			return err__set(err, errlen, -cs->err,
+					"JVM %d refused the connection on /tmp/.java_pid%d (stale socket of an exited JVM?)",
+					(int)t->pid, (int)t->nspid);
+		if (cs->stage == ST_CONNECT && cs->err == ENOENT)
+			return err__set(err, errlen, -ATTACH_E_EXITED,
+					"the attach socket of JVM %d vanished (JVM exiting?)",
+					(int)t->pid);
+		return err__set(err, errlen, -cs->err,
+				"attach to JVM %d failed %s: %s%s", (int)t->pid,
+				stage_names[cs->stage >= 0 && cs->stage <= ST_RECV ?
+					    cs->stage : 0],
+				strerror(cs->err),
+				cs->err == EPERM || cs->err == EACCES ?
+				" (run as root or as the JVM's user)" : "");
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (target_gone(t))
+			return exited(t->pid, err, errlen);
+		return err__set(err, errlen, -EIO,
+				"reading the reply of JVM %d failed (timeout or reset)",
+				(int)t->pid);
+	}
+	return 0;
+}
+
+/* run the exchange in a child; the whole reply into *reply (malloc'ed) */
+static int exchange(const struct target *t, const char *req, size_t reqlen,
+		    char **reply, size_t *replylen, char *err, size_t errlen)
+{
+	struct xchg x = { .child = -1, .rfd = -1 };
+	int ret, status;
+
+	*reply = NULL;
+	*replylen = 0;
+	ret = spawn_exchange(t, req, reqlen, &x, err, errlen);
+	if (ret)
+		goto cleanup;
+	ret = read_child(t, &x, err, errlen);
+	if (ret)
+		goto cleanup;
+	reap(x.child, &status);
+	x.child = -1;
+	ret = child_result(t, &x, status, err, errlen);
+	if (ret)
+		goto cleanup;
+	x.buf[x.got] = '\0';
+	*reply = x.buf;
+	*replylen = x.got;
+	x.buf = NULL;
+cleanup:
+	if (x.child > 0)
+		reap(x.child, &status);
+	free(x.buf);
+	if (x.rfd >= 0)
+		close(x.rfd);
 	return ret;
 }
 
@@ -858,19 +908,17 @@ int attach__command_rc(pid_t pid, const char *cmd, const char *args[3],
 		if (!rlen) {
 			/* HotSpot always answers; silence means it is going */
 			if (target_gone(&t))
-				snprintf(err, errlen,
-					 "JVM %d exited during attach", (int)pid);
+				ret = exited(pid, err, errlen);
 			else
-				snprintf(err, errlen,
-					 "JVM %d closed the connection without a reply (exiting?)",
-					 (int)pid);
-			ret = -ATTACH_E_EXITED;
+				ret = err__set(err, errlen, -ATTACH_E_EXITED,
+					       "JVM %d closed the connection without a reply (exiting?)",
+					       (int)pid);
 			goto cleanup;
 		}
 		first_line(reply, rlen, line, sizeof(line));
-		snprintf(err, errlen, "JVM %d sent an unexpected reply: '%s'",
-			 (int)pid, line);
-		ret = -ATTACH_E_PROTO;
+		ret = err__set(err, errlen, -ATTACH_E_PROTO,
+			       "JVM %d sent an unexpected reply: '%s'", (int)pid,
+			       line);
 		goto cleanup;
 	}
 	if (jvm_rc)
@@ -885,9 +933,9 @@ int attach__command_rc(pid_t pid, const char *cmd, const char *args[3],
 		char line[256];
 
 		one_line(rest, restlen, line, sizeof(line));
-		snprintf(err, errlen, "JVM %d rejected '%s' (code %d)%s%s",
-			 (int)pid, cmd, rc, line[0] ? ": " : "", line);
-		ret = -ATTACH_E_REFUSED;
+		ret = err__set(err, errlen, -ATTACH_E_REFUSED,
+			       "JVM %d rejected '%s' (code %d)%s%s", (int)pid,
+			       cmd, rc, line[0] ? ": " : "", line);
 	}
 cleanup:
 	free(reply);
@@ -1006,17 +1054,14 @@ int attach__stage_agent(pid_t pid, const char *agent_path, char *target_path,
 	int src = -1, in = -1, ret;
 	size_t i;
 
-	if (!realpath(agent_path, host)) {
-		ret = -errno;
-		snprintf(err, errlen, "agent library %s: %s", agent_path,
-			 strerror(errno));
-		return ret;
-	}
+	if (!realpath(agent_path, host))
+		return err__set(err, errlen, -errno, "agent library %s: %s",
+				agent_path, strerror(errno));
 	src = open(host, O_RDONLY | O_CLOEXEC);
 	if (src < 0 || fstat(src, &hst) || !S_ISREG(hst.st_mode)) {
-		ret = src < 0 ? -errno : -EINVAL;
-		snprintf(err, errlen, "agent library %s: %s", host,
-			 src < 0 ? strerror(errno) : "not a regular file");
+		ret = err__set(err, errlen, src < 0 ? -errno : -EINVAL,
+			       "agent library %s: %s", host,
+			       src < 0 ? strerror(errno) : "not a regular file");
 		goto cleanup;
 	}
 	ret = target_open(&t, pid, err, errlen);
@@ -1051,7 +1096,7 @@ int attach__stage_agent(pid_t pid, const char *agent_path, char *target_path,
 			break;
 	}
 	if (ret)
-		snprintf(err, errlen,
+		err__set(err, errlen, ret,
 			 "cannot copy the agent into the root of JVM %d (/tmp, /dev/shm): %s",
 			 (int)pid, strerror(-ret));
 cleanup:
@@ -1061,6 +1106,13 @@ cleanup:
 		close(src);
 	target_close(&t);
 	return ret;
+}
+
+static int agent_failed(pid_t pid, int agent_rc, char *err, size_t errlen)
+{
+	return err__set(err, errlen, -ATTACH_E_AGENT,
+			"agent failed to start in JVM %d (Agent_OnAttach returned %d); see the JVM's stderr",
+			(int)pid, agent_rc);
 }
 
 int attach__load_agent(pid_t pid, const char *agent_path, const char *options,
@@ -1076,16 +1128,13 @@ int attach__load_agent(pid_t pid, const char *agent_path, const char *options,
 				  errlen);
 	if (ret)
 		return ret;
-	if (options && strlen(options) > ARG_LEN_MAX) {
-		snprintf(err, errlen, "agent options longer than %d bytes",
-			 ARG_LEN_MAX);
-		return -E2BIG;
-	}
+	if (options && strlen(options) > ARG_LEN_MAX)
+		return err__set(err, errlen, -E2BIG,
+				"agent options longer than %d bytes",
+				ARG_LEN_MAX);
 	reply = malloc(16384);
-	if (!reply) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	if (!reply)
+		return err__set(err, errlen, -ENOMEM, "out of memory");
 	args[0] = tpath;
 	args[1] = "true";	/* the path is absolute */
 	args[2] = options ? options : "";
@@ -1097,12 +1146,8 @@ int attach__load_agent(pid_t pid, const char *agent_path, const char *options,
 		/* JDK 21+ answer a failing Agent_OnAttach with a non-zero
 		 * code and "return code: N"; others say why it did not load */
 		if (!attach__parse_load_reply(reply, strlen(reply), &agent_rc,
-					      msg, sizeof(msg))) {
-			snprintf(err, errlen,
-				 "agent failed to start in JVM %d (Agent_OnAttach returned %d); see the JVM's stderr",
-				 (int)pid, agent_rc);
-			ret = -ATTACH_E_AGENT;
-		}
+					      msg, sizeof(msg)))
+			ret = agent_failed(pid, agent_rc, err, errlen);
 		goto cleanup;
 	}
 	if (ret)
@@ -1112,18 +1157,15 @@ int attach__load_agent(pid_t pid, const char *agent_path, const char *options,
 		/* JDK 25 answers a failed dlopen with code 0 and "<path> was
 		 * not loaded." plus dlerror(): one line with both */
 		one_line(reply, strlen(reply), msg, sizeof(msg));
-		snprintf(err, errlen, "JVM %d did not load the agent: %s",
-			 (int)pid, msg[0] ? msg : "empty reply");
-		ret = strstr(reply, "not loaded") ? -ATTACH_E_AGENT :
-						    -ATTACH_E_PROTO;
+		ret = err__set(err, errlen,
+			       strstr(reply, "not loaded") ? -ATTACH_E_AGENT :
+							     -ATTACH_E_PROTO,
+			       "JVM %d did not load the agent: %s", (int)pid,
+			       msg[0] ? msg : "empty reply");
 		goto cleanup;
 	}
-	if (agent_rc != 0) {
-		snprintf(err, errlen,
-			 "agent failed to start in JVM %d (Agent_OnAttach returned %d); see the JVM's stderr",
-			 (int)pid, agent_rc);
-		ret = -ATTACH_E_AGENT;
-	}
+	if (agent_rc != 0)
+		ret = agent_failed(pid, agent_rc, err, errlen);
 cleanup:
 	free(reply);
 	return ret;
@@ -1141,20 +1183,16 @@ int attach__find_agent(char *out, size_t len, char *err, size_t errlen)
 	size_t i;
 
 	if (env && *env) {
-		if (access(env, R_OK)) {
-			snprintf(err, errlen, "ASGST_AGENT=%s: %s", env,
-				 strerror(errno));
-			return -1;
-		}
+		if (access(env, R_OK))
+			return err__set(err, errlen, -1, "ASGST_AGENT=%s: %s",
+					env, strerror(errno));
 		snprintf(out, len, "%s", env);
 		return 0;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0) {
-		snprintf(err, errlen, "cannot find my own binary: %s",
-			 strerror(errno));
-		return -1;
-	}
+	if (n <= 0)
+		return err__set(err, errlen, -1, "cannot find my own binary: %s",
+				strerror(errno));
 	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (slash)
@@ -1167,9 +1205,8 @@ int attach__find_agent(char *out, size_t len, char *err, size_t errlen)
 		if (!stat(out, &st) && S_ISREG(st.st_mode))
 			return 0;
 	}
-	snprintf(err, errlen,
-		 "agent library not found (looked for %s/libasgst-agent.so and %s/../lib/asgst-bpf/libasgst-agent.so); build it or set ASGST_AGENT",
-		 exe, exe);
-	return -1;
+	return err__set(err, errlen, -1,
+			"agent library not found (looked for %s/libasgst-agent.so and %s/../lib/asgst-bpf/libasgst-agent.so); build it or set ASGST_AGENT",
+			exe, exe);
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "jvm/jvm_discover.h"
+#include "util/err.h"
 
 /* a JVM's cmdline or release file larger than this is cut: enough to see */
 #define PROC_TEXT_MAX	(256u << 10)
@@ -526,40 +527,32 @@ int jvm_discover__probe(pid_t pid, struct jvm_info *out, char *err,
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (access(path, F_OK)) {
-		snprintf(err, errlen, "no such process: %d", (int)pid);
-		return -ESRCH;
-	}
+	if (access(path, F_OK))
+		return err__set(err, errlen, -ESRCH, "no such process: %d",
+				(int)pid);
 	ret = scan_maps(pid, out->libjvm, sizeof(out->libjvm),
 			&out->agent_loaded);
-	if (ret < 0) {
-		if (ret == -ENOENT || ret == -ESRCH) {
-			snprintf(err, errlen, "no such process: %d", (int)pid);
-			return -ESRCH;
-		}
-		snprintf(err, errlen, "cannot read /proc/%d/maps: %s (run as root)",
-			 (int)pid, strerror(-ret));
-		return ret;
-	}
-	if (ret == 0) {
-		if (exiting(pid)) {
-			snprintf(err, errlen, "process %d exited meanwhile",
-				 (int)pid);
-			return -ESRCH;
-		}
-		snprintf(err, errlen,
-			 "process %d is not a HotSpot JVM (no libjvm.so mapped)",
-			 (int)pid);
-		return -ENOEXEC;
-	}
+	if (ret == -ENOENT || ret == -ESRCH)
+		return err__set(err, errlen, -ESRCH, "no such process: %d",
+				(int)pid);
+	if (ret < 0)
+		return err__set(err, errlen, ret,
+				"cannot read /proc/%d/maps: %s (run as root)",
+				(int)pid, strerror(-ret));
+	if (ret == 0 && exiting(pid))
+		return err__set(err, errlen, -ESRCH,
+				"process %d exited meanwhile", (int)pid);
+	if (ret == 0)
+		return err__set(err, errlen, -ENOEXEC,
+				"process %d is not a HotSpot JVM (no libjvm.so mapped)",
+				(int)pid);
 	ret = jvm_discover__nspid(pid, &out->nspid);
 	if (!ret)
 		ret = jvm_discover__creds(pid, &out->uid, &out->gid);
-	if (ret) {
-		snprintf(err, errlen, "process %d vanished while probing it",
-			 (int)pid);
-		return -ESRCH;
-	}
+	if (ret)
+		return err__set(err, errlen, -ESRCH,
+				"process %d vanished while probing it",
+				(int)pid);
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
 	out->other_root = differs("/proc/self/root", path);
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);

@@ -7,7 +7,6 @@
 
 #include "profile/filter.h"
 #include "trace.h"
-#include "output/writers.h"
 
 static int add_ids(pid_t **ids, size_t *n, const char *arg, const char *opt,
 		   char *err, size_t errlen)
