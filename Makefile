@@ -58,6 +58,12 @@ LIB_SRCS	:= $(filter-out user/main.c,$(USER_SRCS))
 LIB_OBJS	:= $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS	:= $(patsubst %.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 FUZZ_LIB_OBJS	:= $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(LIB_SRCS))
+# A folder's res/ files (the HTML page) are read-only NUL-terminated
+# strings res_<file name, '.' and '-' as '_'>, from one generated .incbin
+# stub: plain data, so one object serves all three library flavours.
+RES_FILES	:= $(foreach d,$(USER_DIRS),$(wildcard $(d)/res/*.html $(d)/res/*.css $(d)/res/*.js))
+RES_OBJ		:= $(if $(RES_FILES),$(BUILD)/obj/res.o)
+res_sym		= res_$(subst .,_,$(subst -,_,$(notdir $(1))))
 
 AGENT_SRCS	:= $(wildcard agent/*.c)
 AGENT_OBJS	:= $(patsubst %.c,$(BUILD)/obj/%.o,$(AGENT_SRCS))
@@ -166,15 +172,29 @@ $(BUILD)/fuzzobj/user/%.o: user/%.c | $(SKELS)
 	$(Q)$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 \
 		$(FUZZFLAGS) -c $< -o $@
 
-$(BUILD)/libasgst.a: $(LIB_OBJS)
+# the stub only names the files: it follows their folders (a file added
+# or removed), the object follows the files
+$(BUILD)/res.s: $(sort $(dir $(RES_FILES))) | $(BUILD)
+	$(call msg,GEN,$@)
+	$(Q){ printf '\t.section .rodata\n'; \
+	$(foreach f,$(RES_FILES),printf '\t.globl %s\n%s:\n\t.incbin "%s"\n\t.byte 0\n' \
+		$(call res_sym,$(f)) $(call res_sym,$(f)) $(f);) \
+	printf '\t.section .note.GNU-stack,"",@progbits\n'; } > $@
+
+$(BUILD)/obj/res.o: $(BUILD)/res.s $(RES_FILES)
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -c $< -o $@
+
+$(BUILD)/libasgst.a: $(LIB_OBJS) $(RES_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libasgst-san.a: $(SAN_OBJS)
+$(BUILD)/libasgst-san.a: $(SAN_OBJS) $(RES_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libasgst-fuzz.a: $(FUZZ_LIB_OBJS)
+$(BUILD)/libasgst-fuzz.a: $(FUZZ_LIB_OBJS) $(RES_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 

@@ -4,7 +4,7 @@
  * The stacks are merged into a call tree here, children sorted by name, and
  * embedded as compact JSON: frames (name, category, comp level) and nodes
  * in preorder as (frame, distance to parent, self samples) triples. The
- * page (html_flamegraph.h) computes totals, draws on a canvas only the
+ * page (res/flamegraph.*) computes totals, draws on a canvas only the
  * boxes at least a quarter pixel wide, and builds the reversed tree on
  * demand, so 100 000 distinct stacks stay interactive.
  */
@@ -15,12 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/html_flamegraph.h"
 #include "profile/profile.h"
 #include "util/u64map.h"
 #include "util/strtab.h"
 #include "trace.h"
 #include "output/writers.h"
+
+/*
+ * The page, from res/: NUL-terminated strings the Makefile links in. In
+ * the template a line {{css}}, {{data}} or {{js}} stands for that text,
+ * which ends in a newline; no external resource, so the page works offline.
+ */
+extern const char res_flamegraph_html[], res_flamegraph_css[],
+	res_flamegraph_js[];
 
 /* frame categories: the page colours by these (order = index in "cats") */
 enum cat {
@@ -243,11 +250,22 @@ static void put_num(FILE *f, uint64_t v)
 	putc(NUM_END[(int)d[0]], f);
 }
 
+/* writes s up to the template line mark; returns what follows that line */
+static const char *put_upto(FILE *f, const char *s, const char *mark)
+{
+	const char *m = strstr(s, mark);
+	size_t n = m ? (size_t)(m - s) : strlen(s);
+
+	fwrite(s, 1, n, f);
+	return m ? m + strlen(mark) : s + n;
+}
+
 int write_html(const struct profile *p, FILE *f)
 {
 	const struct profile_meta *m = profile__meta_const(p);
 	struct html h = { 0 };
 	uint32_t *order = NULL, *pos = NULL, root_frame;
+	const char *page;
 	char name[4097];
 	int err = -ENOMEM;
 
@@ -302,13 +320,9 @@ int write_html(const struct profile *p, FILE *f)
 		pos[order[i]] = i;
 
 	errno = 0;
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-	      "<meta name=\"generator\" content=\"asgst-bpf\">\n"
-	      "<title>asgst-bpf flame graph</title>\n<style>\n", f);
-	fputs(html_fg_css, f);
-	fputs("</style></head><body>\n", f);
-	fputs(html_fg_body, f);
-	fputs("<script id=\"fg-data\" type=\"application/json\">\n", f);
+	page = put_upto(f, res_flamegraph_html, "{{css}}\n");
+	fputs(res_flamegraph_css, f);
+	page = put_upto(f, page, "{{data}}\n");
 	fprintf(f, "{\"v\":1,\"meta\":{\"frequency_hz\":%" PRIu32 ",\"duration_ns\":%"
 		PRIu64 ",\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"stacks\":%zu,"
 		"\"unit\":\"%s\"},\n"
@@ -343,10 +357,10 @@ int write_html(const struct profile *p, FILE *f)
 		put_num(f, (uint64_t)(n->bci + 2));
 		put_num(f, (uint64_t)(n->line + 2));
 	}
-	fputs("\"}", f);
-	fputs("\n</script>\n<script>\n", f);
-	fputs(html_fg_js, f);
-	fputs("</script>\n</body></html>\n", f);
+	fputs("\"}\n", f);
+	page = put_upto(f, page, "{{js}}\n");
+	fputs(res_flamegraph_js, f);
+	fputs(page, f);
 	err = fflush(f) || ferror(f) ? -(errno ? errno : EIO) : 0;
 cleanup:
 	free(order);
