@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -23,6 +22,7 @@
 #include "jvm/attach.h"
 #include "capture/capture.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "profile/filter.h"
 #include "output/output.h"
 #include "profile/pipeline.h"
@@ -41,50 +41,6 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
-static const char record_usage[] =
-"Usage: asgst-bpf record [TARGET] [OPTIONS]\n"
-"       asgst-bpf record [OPTIONS] -- COMMAND [ARGS...]\n"
-"\n"
-"Sample stacks (kernel, native and Java) of the target processes: on the\n"
-"CPU, and with -e offcpu as they leave it.\n"
-"\n"
-"Targets (one of):\n"
-"  -a, --all               every process on the host\n"
-"  -p, --pid PID[,PID...]  these processes (all their threads)\n"
-"      --cgroup PATH       tasks in this cgroup v2 (path, or relative to\n"
-"                          /sys/fs/cgroup)\n"
-"  -- COMMAND ARGS...      start COMMAND and profile it and its descendants;\n"
-"                          the recording ends when it exits\n"
-"\n"
-"Options:\n"
-"  -e, --event EV[,EV]     cpu: sample on-CPU stacks -F times a second\n"
-"                          (default); offcpu: a thread's stack each time it\n"
-"                          leaves the CPU, weighed by the time until it runs\n"
-"                          again; cpu,offcpu: both, with separate values\n"
-"  -F, --freq HZ           samples per second per CPU (default 99)\n"
-"  -d, --duration SECONDS  stop after this long (default: until Ctrl-C)\n"
-"  -o, --output FILE       write here (default: stdout: top on a terminal,\n"
-"                          else collapsed); repeat -o for several formats\n"
-"                          from one recording (up to 8)\n"
-"  -f, --format FORMAT     collapsed, json, pprof, html, top, raw (default:\n"
-"                          from -o's extension: .collapsed .folded .txt\n"
-"                          .json .pb.gz .pprof .html .asgst)\n"
-"      --stack-window BYTES  copy up to this many user-stack bytes per sample\n"
-"                          for every process, less where the thread's\n"
-"                          frames end (JVMs always get one; default\n"
-"                          16384, at most 65536; suffix k allowed; 0: no\n"
-"                          window at all, JVM samples then fail to decode\n"
-"                          with ASGST_NO_WINDOW)\n"
-"      --no-attach         do not inject the agent into JVMs without one\n"
-"      --stats             print the sampler's in-kernel cost per sample,\n"
-"                          decode cost, peak memory and window bytes per\n"
-"                          sample at the end\n"
-"  -q, --quiet             no status line or notices\n"
-"\n"
-"Filters (on the decoded stacks):\n"
-FILTER_USAGE
-"  -h, --help              this help\n";
-
 struct record_args {
 	uint32_t filter_mode;
 	bool have_target;
@@ -97,6 +53,7 @@ struct record_args {
 	const char *outputs[MAX_OUTPUTS];	/* -o, repeatable */
 	enum output_format formats[MAX_OUTPUTS];
 	size_t nout;
+	const char *format;	/* -f */
 	uint32_t window;
 	bool window_all;
 	bool no_attach;
@@ -105,14 +62,6 @@ struct record_args {
 	struct filter filter;
 	char **cmd;		/* -- COMMAND */
 };
-
-static int err_line(const char *fmt, const char *a)
-{
-	fprintf(stderr, "asgst-bpf record: ");
-	fprintf(stderr, fmt, a);
-	fputc('\n', stderr);
-	return 2;
-}
 
 static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
 		     bool allow_k)
@@ -136,13 +85,35 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
 	return 0;
 }
 
-static int parse_pids(const char *s, struct record_args *a)
+static int set_target(const struct cli_command *cmd, struct record_args *a,
+		      uint32_t mode, const char *what)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
-	int rc = 0;
+	if (a->have_target && a->filter_mode != mode)
+		return options__error(cmd, "choose one target: %s conflicts "
+				      "with an earlier -a, -p, --cgroup or --",
+				      what);
+	a->have_target = true;
+	a->filter_mode = mode;
+	return CLI_OK;
+}
 
+static int opt_all(const struct cli_call *c, const char *arg)
+{
+	(void)arg;
+	return set_target(c->cmd, c->args, ASGST_FILTER_ALL, "-a");
+}
+
+static int opt_pids(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+	char *copy, *tok, *save = NULL;
+	int rc = CLI_BAD;
+
+	if (set_target(c->cmd, a, ASGST_FILTER_PIDS, "-p"))
+		return CLI_BAD;
+	copy = strdup(arg);
 	if (!copy)
-		return -ENOMEM;
+		return options__error(c->cmd, "out of memory");
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		uint32_t v;
@@ -150,178 +121,181 @@ static int parse_pids(const char *s, struct record_args *a)
 		pid_t *np;
 
 		if (parse_u32(tok, 1, INT_MAX, &v, false)) {
-			err_line("-p: '%s' is not a process id (a positive number)",
-				 tok);
-			rc = -EINVAL;
+			options__error(c->cmd, "-p: '%s' is not a process id "
+				       "(a positive number)", tok);
 			goto cleanup;
 		}
 		snprintf(path, sizeof(path), "/proc/%u", v);
 		if (access(path, F_OK)) {
-			err_line("-p: no process %s (check the pid with ps)", tok);
-			rc = -ESRCH;
+			options__error(c->cmd, "-p: no process %s (check the "
+				       "pid with ps)", tok);
 			goto cleanup;
 		}
 		np = realloc(a->pids, (a->npids + 1) * sizeof(*np));
-		if (!np) {
-			rc = -ENOMEM;
+		if (!np)
 			goto cleanup;
-		}
 		a->pids = np;
 		a->pids[a->npids++] = (pid_t)v;
 	}
-	if (!a->npids) {
-		err_line("-p: no pid given in '%s'", s);
-		rc = -EINVAL;
-	}
+	rc = CLI_OK;
+	if (!a->npids)
+		rc = options__error(c->cmd, "-p: no pid given in '%s'", arg);
 cleanup:
 	free(copy);
 	return rc;
 }
 
-static int set_target(struct record_args *a, uint32_t mode, const char *what)
+static int opt_cgroup(const struct cli_call *c, const char *arg)
 {
-	if (a->have_target && a->filter_mode != mode)
-		return err_line("choose one target: %s conflicts with an earlier "
-				"-a, -p, --cgroup or --", what);
-	a->have_target = true;
-	a->filter_mode = mode;
-	return 0;
+	struct record_args *a = c->args;
+
+	if (set_target(c->cmd, a, ASGST_FILTER_CGROUP, "--cgroup"))
+		return CLI_BAD;
+	a->cgroup = arg;
+	return CLI_OK;
 }
 
-static int parse_args(int argc, char **argv, struct record_args *a)
+/* a number from min to max into *out, else "OPT: 'ARG' is not WHAT" */
+static int set_u32(const struct cli_call *c, const char *arg, uint32_t min,
+		   uint32_t max, bool allow_k, uint32_t *out, const char *opt,
+		   const char *what)
 {
-	enum { OPT_CGROUP = 256, OPT_WINDOW, OPT_NO_ATTACH, OPT_STATS,
-	       OPT_FILTER };
-	static const struct option longopts[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "stack-window", required_argument, NULL, OPT_WINDOW },
-		{ "no-attach", no_argument, NULL, OPT_NO_ATTACH },
-		{ "stats", no_argument, NULL, OPT_STATS },
-		FILTER_LONGOPTS(OPT_FILTER),
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *fmt = NULL;
-	char ferr[256];
-	int c, li = -1;
+	if (parse_u32(arg, min, max, out, allow_k))
+		return options__error(c->cmd, "%s: '%s' is not %s", opt, arg,
+				      what);
+	return CLI_OK;
+}
 
-	a->freq = 99;
-	a->window = ASGST_DEFAULT_WINDOW;
-	opterr = 0;
-	optind = 1;
-	/* '+': stop at the first non-option so "-- CMD -x" stays CMD's */
-	while ((c = getopt_long(argc, argv, "+ap:F:e:d:o:f:qh", longopts,
-				&li)) != -1) {
-		switch (c) {
-		case 'a':
-			if (set_target(a, ASGST_FILTER_ALL, "-a"))
-				return 2;
-			break;
-		case 'p':
-			if (set_target(a, ASGST_FILTER_PIDS, "-p"))
-				return 2;
-			if (parse_pids(optarg, a))
-				return 2;
-			break;
-		case OPT_CGROUP:
-			if (set_target(a, ASGST_FILTER_CGROUP, "--cgroup"))
-				return 2;
-			a->cgroup = optarg;
-			break;
-		case 'F':
-			if (parse_u32(optarg, 1, MAX_FREQ, &a->freq, false))
-				return err_line("-F: '%s' is not a frequency "
-						"(1 to 100000 Hz)", optarg);
-			break;
-		case 'e': {
-			/* bit i = ASGST_EVMASK_* */
-			static const char *const evs[] = { "cpu", "offcpu" };
-			unsigned m = 0;
+static int opt_freq(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
 
-			if (filter__name_mask(optarg, evs, 2, &m, "-e", "event",
-					      ferr, sizeof(ferr)))
-				return err_line("%s", ferr);
-			a->events = m;
-			break;
-		}
-		case 'd': {
-			char *end;
+	return set_u32(c, arg, 1, MAX_FREQ, false, &a->freq, "-F",
+		       "a frequency (1 to 100000 Hz)");
+}
 
-			errno = 0;
-			a->duration = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !isfinite(a->duration) || a->duration <= 0)
-				return err_line("-d: '%s' is not a duration "
-						"(a positive number of seconds)",
-						optarg);
-			break;
-		}
-		case 'o':
-			if (a->nout == MAX_OUTPUTS)
-				return err_line("-o: at most %s outputs", "8");
-			a->outputs[a->nout++] = optarg;
-			break;
-		case 'f':
-			fmt = optarg;
-			break;
-		case OPT_WINDOW:
-			if (parse_u32(optarg, 0, ASGST_MAX_WINDOW, &a->window,
-				      true))
-				return err_line("--stack-window: '%s' is not a "
-						"size from 0 to 65536 bytes",
-						optarg);
-			a->window_all = a->window > 0;
-			break;
-		case OPT_NO_ATTACH:
-			a->no_attach = true;
-			break;
-		case OPT_STATS:
-			a->stats = true;
-			break;
-		case OPT_FILTER:
-			if (filter__option(&a->filter, longopts[li].name, optarg,
-					   ferr, sizeof(ferr)))
-				return err_line("%s", ferr);
-			break;
-		case 'q':
-			a->quiet = true;
-			break;
-		case 'h':
-			fputs(record_usage, stdout);
-			return 1;
-		case '?':
-		default:
-			if (optopt && optopt < 256)
-				fprintf(stderr, "asgst-bpf record: unknown or "
-					"incomplete option '-%c'; see 'asgst-bpf "
-					"record --help'\n", optopt);
-			else
-				fprintf(stderr, "asgst-bpf record: unknown or "
-					"incomplete option '%s'; see 'asgst-bpf "
-					"record --help'\n", argv[optind - 1]);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		/* getopt consumed "--" and left the command */
-		if (strcmp(argv[optind - 1], "--") != 0)
-			return err_line("unexpected argument '%s'; a command to "
-					"profile goes after '--'", argv[optind]);
-		if (set_target(a, ASGST_FILTER_PIDS, "--"))
-			return 2;
-		a->cmd = &argv[optind];
-	}
-	if (!a->have_target)
-		return err_line("%s", "say what to record: -a, -p PID, "
-				"--cgroup PATH or -- COMMAND (see --help)");
+static int opt_events(const struct cli_call *c, const char *arg)
+{
+	/* bit i = ASGST_EVMASK_* */
+	static const char *const evs[] = { "cpu", "offcpu" };
+	struct record_args *a = c->args;
+	unsigned m = 0;
+	char err[256];
+
+	if (filter__name_mask(arg, evs, 2, &m, "-e", "event", err,
+			      sizeof(err)))
+		return options__error(c->cmd, "%s", err);
+	a->events = m;
+	return CLI_OK;
+}
+
+static int opt_duration(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+	char *end;
+
+	errno = 0;
+	a->duration = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(a->duration) ||
+	    a->duration <= 0)
+		return options__error(c->cmd, "-d: '%s' is not a duration "
+				      "(a positive number of seconds)", arg);
+	return CLI_OK;
+}
+
+static int opt_output(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+
+	if (a->nout == MAX_OUTPUTS)
+		return options__error(c->cmd, "-o: at most %d outputs",
+				      MAX_OUTPUTS);
+	a->outputs[a->nout++] = arg;
+	return CLI_OK;
+}
+
+static int opt_window(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+
+	if (set_u32(c, arg, 0, ASGST_MAX_WINDOW, true, &a->window,
+		    "--stack-window", "a size from 0 to 65536 bytes"))
+		return CLI_BAD;
+	a->window_all = a->window > 0;
+	return CLI_OK;
+}
+
+static const struct cli_option record_opts[] = {
+	CLI_TEXT("Targets (one of):"),
+	CLI_OPT("all", 'a', NULL, "every process on the host", opt_all),
+	CLI_OPT("pid", 'p', "PID[,PID...]",
+		"these processes (all their threads)", opt_pids),
+	CLI_OPT("cgroup", 0, "PATH",
+		"tasks in this cgroup v2 (path, or relative to\n"
+		"/sys/fs/cgroup)", opt_cgroup),
+	CLI_ROW("-- COMMAND ARGS...",
+		"start COMMAND and profile it and its descendants;\n"
+		"the recording ends when it exits"),
+	CLI_TEXT("\nOptions:"),
+	CLI_OPT("event", 'e', "EV[,EV]",
+		"cpu: sample on-CPU stacks -F times a second\n"
+		"(default); offcpu: a thread's stack each time it\n"
+		"leaves the CPU, weighed by the time until it runs\n"
+		"again; cpu,offcpu: both, with separate values", opt_events),
+	CLI_OPT("freq", 'F', "HZ",
+		"samples per second per CPU (default 99)", opt_freq),
+	CLI_OPT("duration", 'd', "SECONDS",
+		"stop after this long (default: until Ctrl-C)", opt_duration),
+	CLI_OPT("output", 'o', "FILE",
+		"write here (default: stdout: top on a terminal,\n"
+		"else collapsed); repeat -o for several formats\n"
+		"from one recording (up to 8)", opt_output),
+	CLI_STRING("format", 'f', "FORMAT",
+		   "collapsed, json, pprof, html, top, raw (default:\n"
+		   "from -o's extension: .collapsed .folded .txt\n"
+		   ".json .pb.gz .pprof .html .asgst)",
+		   struct record_args, format),
+	CLI_OPT("stack-window", 0, "BYTES",
+		"copy up to this many user-stack bytes per sample\n"
+		"for every process, less where the thread's\n"
+		"frames end (JVMs always get one; default\n"
+		"16384, at most 65536; suffix k allowed; 0: no\n"
+		"window at all, JVM samples then fail to decode\n"
+		"with ASGST_NO_WINDOW)", opt_window),
+	CLI_FLAG("no-attach", 0,
+		 "do not inject the agent into JVMs without one",
+		 struct record_args, no_attach),
+	CLI_FLAG("stats", 0,
+		 "print the sampler's in-kernel cost per sample,\n"
+		 "decode cost, peak memory and window bytes per\n"
+		 "sample at the end", struct record_args, stats),
+	CLI_FLAG("quiet", 'q', "no status line or notices",
+		 struct record_args, quiet),
+	CLI_TEXT("\nFilters (on the decoded stacks):"),
+	CLI_FILTERS(struct record_args, filter),
+	CLI_HELP_OPT("this help"),
+};
+
+static const struct cli_command record_cmd = {
+	.name = "record",
+	.usage =
+"Usage: asgst-bpf record [TARGET] [OPTIONS]\n"
+"       asgst-bpf record [OPTIONS] -- COMMAND [ARGS...]\n"
+"\n"
+"Sample stacks (kernel, native and Java) of the target processes: on the\n"
+"CPU, and with -e offcpu as they leave it.\n"
+"\n",
+	.opts = record_opts,
+	.nopts = CLI_NOPTS(record_opts),
+	/* "-- CMD -x": -x stays CMD's */
+	.in_order = true,
+};
+
+/* each output's format: -f, else its extension; stdout's by who reads it */
+static int resolve_formats(struct record_args *a)
+{
+	const char *fmt = a->format;
+
 	if (!a->nout) {
 		/* stdout: a person at a terminal gets a summary, a pipe data */
 		a->outputs[0] = NULL;
@@ -334,9 +308,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		if (fmt && a->nout == 1) {
 			f = output_format__from_name(fmt);
 			if (f == OUT_NONE || !output__supported(f))
-				return err_line("-f: unknown format '%s' (try "
-						"collapsed, json, pprof, html, "
-						"top or raw)", fmt);
+				return options__error(&record_cmd,
+					"-f: unknown format '%s' (try "
+					"collapsed, json, pprof, html, top or "
+					"raw)", fmt);
 		} else if (a->outputs[i]) {
 			f = output_format__from_path(a->outputs[i]);
 			if (f == OUT_NONE)
@@ -346,14 +321,43 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		}
 		if (f == OUT_RAW && (!a->outputs[i] ||
 				     !strcmp(a->outputs[i], "-")))
-			return err_line("%s", "the raw format needs -o "
-					"FILE.asgst");
+			return options__error(&record_cmd, "the raw format "
+					      "needs -o FILE.asgst");
 		a->formats[i] = f;
 	}
 	if (fmt && a->nout > 1)
-		return err_line("%s", "-f goes with a single -o; with several, "
-				"each output's extension gives its format");
-	return 0;
+		return options__error(&record_cmd, "-f goes with a single -o; "
+				      "with several, each output's extension "
+				      "gives its format");
+	return CLI_OK;
+}
+
+/* CLI_OK, CLI_HELP (said) or CLI_BAD (said) */
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	int rc;
+
+	a->freq = 99;
+	a->window = ASGST_DEFAULT_WINDOW;
+	rc = options__parse(&record_cmd, argc, argv, a);
+	if (rc)
+		return rc;
+	if (optind < argc) {
+		/* getopt consumed "--" and left the command */
+		if (strcmp(argv[optind - 1], "--") != 0)
+			return options__error(&record_cmd, "unexpected "
+					      "argument '%s'; a command to "
+					      "profile goes after '--'",
+					      argv[optind]);
+		if (set_target(&record_cmd, a, ASGST_FILTER_PIDS, "--"))
+			return CLI_BAD;
+		a->cmd = &argv[optind];
+	}
+	if (!a->have_target)
+		return options__error(&record_cmd, "say what to record: -a, -p "
+				      "PID, --cgroup PATH or -- COMMAND (see "
+				      "--help)");
+	return resolve_formats(a);
 }
 
 static int cgroup_id_of(const char *path, uint64_t *id)
@@ -506,13 +510,20 @@ static void keep_recording(const struct profile *prof, const char *why)
 	const char *dir = getenv("TMPDIR");
 	struct raw_writer *w = NULL;
 	char path[4096], err[512];
-	int rc;
+	int rc, fd;
 
 	if (!dir || !*dir)
 		dir = "/var/tmp";
-	snprintf(path, sizeof(path), "%s/asgst-bpf-%d-%lld.asgst", dir,
-		 (int)getpid(), (long long)time(NULL));
-	rc = raw_writer__open(&w, path, err, sizeof(err));
+	/* a name nobody can guess and create first: mkstemps makes it 0600 */
+	snprintf(path, sizeof(path), "%s/asgst-bpf-%d-XXXXXX.asgst", dir,
+		 (int)getpid());
+	fd = mkstemps(path, 6);
+	if (fd < 0)
+		rc = -errno;
+	else {
+		close(fd);
+		rc = raw_writer__open(&w, path, err, sizeof(err));
+	}
 	if (!rc) {
 		rc = raw_writer__stacks(w, prof);
 		rc = raw_writer__close(w, prof) ?: rc;
@@ -564,218 +575,278 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 	}
 }
 
-int cmd_record(int argc, char **argv)
-{
-	struct record_args a = { 0 };
-	struct capture_opts co = { 0 };
-	struct capture *cap = NULL;
-	struct profile *prof = NULL;
-	struct pipeline *pl = NULL;
-	struct pipeline_opts po = { 0 };
-	struct output out[MAX_OUTPUTS] = { 0 };
-	size_t raw_idx = 0;
-	struct sigaction sa = { 0 };
-	uint64_t st[ASGST_STAT_MAX] = { 0 };
-	struct pipeline_stats ps;
-	struct raw_writer *raw = NULL;
-	char err[512], agent[4096];
-	uint64_t t0, t_end = 0, last_status = 0, last_alive = 0, t_dec;
-	uint64_t decode_ns = 0;
-	pid_t child = -1;
-	int go_fd = -1, exec_fd = -1, rc, ret = 1;
-	bool child_done = false, tty;
+/* one recording, from its options to its outputs */
+struct recording {
+	struct record_args a;
+	struct capture_opts co;
+	struct capture *cap;
+	struct profile *prof;
+	struct pipeline *pl;
+	struct output out[MAX_OUTPUTS];
+	struct raw_writer *raw;
+	size_t raw_idx;		/* the output the raw file is */
+	char agent[4096];
+	pid_t child;		/* -- COMMAND; <= 0: none */
+	int go_fd, exec_fd;	/* see spawn_stopped() */
+	bool child_done;	/* reaped */
+	bool tty;		/* a status line on stderr */
+	uint64_t t0;		/* sampling started */
+	uint64_t decode_ns;	/* for --stats */
+	uint64_t st[ASGST_STAT_MAX];	/* the sampler's, at the end */
+};
 
-	rc = parse_args(argc, argv, &a);
-	if (rc) {
-		ret = rc == 1 ? 0 : 2;
-		goto cleanup;
-	}
-	if (geteuid() != 0) {
-		fprintf(stderr, "asgst-bpf record: needs root (CAP_BPF and "
-			"CAP_PERFMON): run it with sudo\n");
-		ret = 1;
-		goto cleanup;
-	}
-	/* open the outputs now: a bad path fails before anything is recorded */
-	for (size_t i = 0; i < a.nout; i++) {
-		if (a.formats[i] == OUT_RAW) {
-			if (raw)
+/* open the outputs now: a bad path fails before anything is recorded */
+static int open_outputs(struct recording *r)
+{
+	char err[512];
+	int rc;
+
+	for (size_t i = 0; i < r->a.nout; i++) {
+		if (r->a.formats[i] == OUT_RAW) {
+			if (r->raw)
 				continue;	/* one raw file is enough */
-			rc = raw_writer__open(&raw, a.outputs[i], err,
+			rc = raw_writer__open(&r->raw, r->a.outputs[i], err,
 					      sizeof(err));
-			raw_idx = i;
+			r->raw_idx = i;
 		} else {
-			rc = output__open(&out[i], a.outputs[i], a.formats[i],
-					  err, sizeof(err));
+			rc = output__open(&r->out[i], r->a.outputs[i],
+					  r->a.formats[i], err, sizeof(err));
 		}
 		if (rc) {
 			fprintf(stderr, "asgst-bpf record: %s\n", err);
-			goto cleanup;
+			return 1;
 		}
 	}
-	co.filter_mode = a.filter_mode;
-	co.pids = a.pids;
-	co.npids = a.npids;
-	co.freq_hz = a.freq;
-	co.events = a.events ? a.events : ASGST_EVMASK_CPU;
-	co.defer_start = true;
-	co.window_size = a.window;
-	co.window_all = a.window_all;
-	if (a.cgroup) {
-		rc = cgroup_id_of(a.cgroup, &co.cgroup_id);
+	return 0;
+}
+
+/* the sampler loaded, not started; the command forked, waiting to exec */
+static int open_capture(struct recording *r)
+{
+	struct capture_opts *co = &r->co;
+	char err[512];
+	int rc;
+
+	co->filter_mode = r->a.filter_mode;
+	co->pids = r->a.pids;
+	co->npids = r->a.npids;
+	co->freq_hz = r->a.freq;
+	co->events = r->a.events ? r->a.events : ASGST_EVMASK_CPU;
+	co->defer_start = true;
+	co->window_size = r->a.window;
+	co->window_all = r->a.window_all;
+	if (r->a.cgroup) {
+		rc = cgroup_id_of(r->a.cgroup, &co->cgroup_id);
 		if (rc) {
 			fprintf(stderr, "asgst-bpf record: --cgroup %s: %s "
-				"(give a cgroup v2 directory)\n", a.cgroup,
+				"(give a cgroup v2 directory)\n", r->a.cgroup,
 				strerror(-rc));
-			ret = 2;
-			goto cleanup;
+			return 2;
 		}
 	}
-	if (a.cmd) {
-		child = spawn_stopped(a.cmd, &go_fd, &exec_fd);
-		if (child < 0) {
+	if (r->a.cmd) {
+		r->child = spawn_stopped(r->a.cmd, &r->go_fd, &r->exec_fd);
+		if (r->child < 0) {
 			fprintf(stderr, "asgst-bpf record: cannot start '%s': %s\n",
-				a.cmd[0], strerror((int)-child));
-			goto cleanup;
+				r->a.cmd[0], strerror((int)-r->child));
+			return 1;
 		}
-		co.pids = &child;
-		co.npids = 1;
-		co.follow_children = true;
+		co->pids = &r->child;
+		co->npids = 1;
+		co->follow_children = true;
 	}
-	rc = capture__open(&cap, &co, err, sizeof(err));
+	rc = capture__open(&r->cap, co, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "asgst-bpf record: %s\n", err);
-		goto cleanup;
+		return 1;
 	}
-	prof = profile__new();
-	po.no_attach = a.no_attach;
-	if (!a.no_attach) {
-		if (attach__find_agent(agent, sizeof(agent), err, sizeof(err)))
+	return 0;
+}
+
+/* the profile and the pipeline, the targets known before sampling starts */
+static int open_pipeline(struct recording *r)
+{
+	struct pipeline_opts po = { 0 };
+	char err[512];
+
+	r->prof = profile__new();
+	po.no_attach = r->a.no_attach;
+	if (!r->a.no_attach) {
+		if (attach__find_agent(r->agent, sizeof(r->agent), err,
+				       sizeof(err)))
 			fprintf(stderr, "asgst-bpf record: %s; JVMs without the "
 				"agent show native frames only\n", err);
 		else
-			po.agent_path = agent;
+			po.agent_path = r->agent;
 	}
-	po.raw = raw;
-	po.filter = filter__active(&a.filter) ? &a.filter : NULL;
-	po.quiet = a.quiet;
-	pl = prof ? pipeline__new(prof, cap, &po) : NULL;
-	if (!pl) {
+	po.raw = r->raw;
+	po.filter = filter__active(&r->a.filter) ? &r->a.filter : NULL;
+	po.quiet = r->a.quiet;
+	r->pl = r->prof ? pipeline__new(r->prof, r->cap, &po) : NULL;
+	if (!r->pl) {
 		fprintf(stderr, "asgst-bpf record: out of memory\n");
-		goto cleanup;
+		return 1;
 	}
-	profile__meta(prof)->frequency_hz = a.freq;
+	profile__meta(r->prof)->frequency_hz = r->a.freq;
 	/* JVMs among the targets get their stack window from the start */
-	if (a.filter_mode == ASGST_FILTER_ALL)
-		pipeline__prime_jvms(pl);
-	for (size_t i = 0; i < a.npids; i++)
-		pipeline__prime(pl, a.pids[i]);
+	if (r->a.filter_mode == ASGST_FILTER_ALL)
+		pipeline__prime_jvms(r->pl);
+	for (size_t i = 0; i < r->a.npids; i++)
+		pipeline__prime(r->pl, r->a.pids[i]);
 	/* the targets' threads are known to the kernel side: start sampling */
-	pipeline__process(pl, 0, false);
-	rc = capture__start(cap, err, sizeof(err));
+	pipeline__process(r->pl, 0, false);
+	return 0;
+}
+
+/* start sampling, then let the command exec */
+static int start(struct recording *r)
+{
+	struct sigaction sa = { 0 };
+	char err[512];
+	int rc;
+
+	rc = capture__start(r->cap, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "asgst-bpf record: %s\n", err);
-		goto cleanup;
+		return 1;
 	}
-
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	tty = !a.quiet && isatty(STDERR_FILENO);
-	t0 = mono_ns();
-	if (a.duration > 0)
-		t_end = t0 + (uint64_t)(a.duration * 1e9);
-	if (go_fd >= 0) {
-		rc = start_command(go_fd, exec_fd);
-		close(go_fd);
-		close(exec_fd);
-		go_fd = exec_fd = -1;
-		if (rc) {
-			fprintf(stderr, "asgst-bpf record: cannot run '%s': %s\n",
-				a.cmd[0], strerror(-rc));
-			waitpid(child, NULL, 0);
-			child_done = true;
-			goto cleanup;
-		}
-		/* look at it now that it is the command, not our fork */
-		pipeline__prime(pl, child);
+	r->tty = !r->a.quiet && isatty(STDERR_FILENO);
+	r->t0 = mono_ns();
+	if (r->go_fd < 0)
+		return 0;
+	rc = start_command(r->go_fd, r->exec_fd);
+	close(r->go_fd);
+	close(r->exec_fd);
+	r->go_fd = r->exec_fd = -1;
+	if (rc) {
+		fprintf(stderr, "asgst-bpf record: cannot run '%s': %s\n",
+			r->a.cmd[0], strerror(-rc));
+		waitpid(r->child, NULL, 0);
+		r->child_done = true;
+		return 1;
 	}
+	/* look at it now that it is the command, not our fork */
+	pipeline__prime(r->pl, r->child);
+	return 0;
+}
 
+/* the command exited, or (-p) every target has: so has the recording */
+static bool targets_gone(struct recording *r, uint64_t now,
+			 uint64_t *last_alive)
+{
+	int status;
+
+	if (r->child > 0 && !r->child_done &&
+	    waitpid(r->child, &status, WNOHANG) == r->child) {
+		r->child_done = true;
+		return true;
+	}
+	if (!r->a.npids || now - *last_alive < 250000000ull)
+		return false;
+	*last_alive = now;
+	if (any_alive(r->a.pids, r->a.npids))
+		return false;
+	if (!r->a.quiet)
+		fprintf(stderr, "asgst-bpf record: the target processes "
+			"exited\n");
+	return true;
+}
+
+/* sample and decode until the duration ends, Ctrl-C or the targets exit */
+static void run(struct recording *r)
+{
+	uint64_t t_end = 0, last_status = 0, last_alive = 0;
+	int rc;
+
+	if (r->a.duration > 0)
+		t_end = r->t0 + (uint64_t)(r->a.duration * 1e9);
 	while (!stop_requested) {
 		uint64_t now;
 
-		rc = capture__poll(cap, 100, on_record, pl);
+		rc = capture__poll(r->cap, 100, on_record, r->pl);
 		if (rc < 0) {
 			fprintf(stderr, "asgst-bpf record: ring buffer: %s\n",
 				strerror(-rc));
 			break;
 		}
 		now = mono_ns();
-		pipeline__process(pl, now, false);
-		decode_ns += mono_ns() - now;
+		pipeline__process(r->pl, now, false);
+		r->decode_ns += mono_ns() - now;
 		if (t_end && now >= t_end)
 			break;
-		if (child > 0 && !child_done) {
-			int status;
-
-			if (waitpid(child, &status, WNOHANG) == child) {
-				child_done = true;
-				break;
-			}
-		}
-		/* -p: when every target has exited, so has the recording */
-		if (a.npids && now - last_alive >= 250000000ull) {
-			last_alive = now;
-			if (!any_alive(a.pids, a.npids)) {
-				if (!a.quiet)
-					fprintf(stderr, "asgst-bpf record: the "
-						"target processes exited\n");
-				break;
-			}
-		}
-		if (tty && now - last_status >= 250000000ull) {
-			status_line(pl, cap, now - t0);
+		if (targets_gone(r, now, &last_alive))
+			break;
+		if (r->tty && now - last_status >= 250000000ull) {
+			status_line(r->pl, r->cap, now - r->t0);
 			last_status = now;
 		}
 	}
+}
+
+/* the last records decoded, the profile's figures filled in */
+static void finish(struct recording *r)
+{
+	struct profile_meta *m = profile__meta(r->prof);
+	uint64_t t_dec;
+
 	/* whatever is in the ring buffer still counts */
-	capture__drain(cap, on_record, pl);
-	profile__meta(prof)->end_ns = mono_ns();
-	profile__meta(prof)->duration_ns = profile__meta(prof)->end_ns - t0;
+	capture__drain(r->cap, on_record, r->pl);
+	m->end_ns = mono_ns();
+	m->duration_ns = m->end_ns - r->t0;
 	t_dec = mono_ns();
-	pipeline__finish(pl, profile__meta(prof)->end_ns);
-	decode_ns += mono_ns() - t_dec;
-	if (tty)
+	pipeline__finish(r->pl, m->end_ns);
+	r->decode_ns += mono_ns() - t_dec;
+	if (r->tty)
 		fputs("\r\033[K", stderr);
 
-	capture__stats(cap, st);
-	profile__meta(prof)->samples = st[ASGST_STAT_SAMPLES];
-	profile__meta(prof)->lost = st[ASGST_STAT_LOST];
-	profile__meta(prof)->events = co.events;
-	profile__meta(prof)->offcpu_events = st[ASGST_STAT_OFFCPU];
-	profile__meta(prof)->offcpu_lost = st[ASGST_STAT_OFFCPU_LOST];
-	profile__meta(prof)->offcpu_capture_ns =
-		st[ASGST_STAT_OFFCPU_CAPTURE_NS];
-	pipeline__stats(pl, &ps);
-	for (size_t i = 0; i < a.nout; i++) {
-		if (a.formats[i] == OUT_RAW) {
-			if (i != raw_idx)
+	capture__stats(r->cap, r->st);
+	m->samples = r->st[ASGST_STAT_SAMPLES];
+	m->lost = r->st[ASGST_STAT_LOST];
+	m->events = r->co.events;
+	m->offcpu_events = r->st[ASGST_STAT_OFFCPU];
+	m->offcpu_lost = r->st[ASGST_STAT_OFFCPU_LOST];
+	m->offcpu_capture_ns = r->st[ASGST_STAT_OFFCPU_CAPTURE_NS];
+}
+
+/* write every output; one that fails keeps the recording (keep_recording) */
+static int write_outputs(struct recording *r)
+{
+	char err[512];
+	int rc;
+
+	for (size_t i = 0; i < r->a.nout; i++) {
+		if (r->a.formats[i] == OUT_RAW) {
+			if (i != r->raw_idx)
 				continue;
-			rc = pipeline__finish_raw(pl);
-			rc = raw_writer__close(raw, prof) ?: rc;
-			raw = NULL;
+			rc = pipeline__finish_raw(r->pl);
+			rc = raw_writer__close(r->raw, r->prof) ?: rc;
+			r->raw = NULL;
 			if (rc)
 				snprintf(err, sizeof(err), "writing %s failed: "
-					 "%s", a.outputs[i], strerror(-rc));
+					 "%s", r->a.outputs[i], strerror(-rc));
 		} else {
-			rc = output__write(&out[i], prof, err, sizeof(err));
+			rc = output__write(&r->out[i], r->prof, err,
+					   sizeof(err));
 		}
 		if (rc) {
-			keep_recording(prof, err);
-			goto cleanup;
+			keep_recording(r->prof, err);
+			return 1;
 		}
 	}
-	if (co.events & ASGST_EVMASK_OFFCPU)
+	return 0;
+}
+
+/* the closing lines on stderr */
+static void summary(struct recording *r)
+{
+	const uint64_t *st = r->st;
+	struct pipeline_stats ps;
+
+	pipeline__stats(r->pl, &ps);
+	if (r->co.events & ASGST_EVMASK_OFFCPU)
 		fprintf(stderr, "asgst-bpf: %llu off-CPU stacks, %llu lost, "
 			"%.1f us each to take\n",
 			(unsigned long long)st[ASGST_STAT_OFFCPU],
@@ -787,31 +858,63 @@ int cmd_record(int argc, char **argv)
 		"%llu processes (%llu JVMs) ->",
 		(unsigned long long)st[ASGST_STAT_SAMPLES],
 		(unsigned long long)st[ASGST_STAT_LOST],
-		profile__nstacks(prof), (unsigned long long)ps.processes,
+		profile__nstacks(r->prof), (unsigned long long)ps.processes,
 		(unsigned long long)ps.jvms);
-	for (size_t i = 0; i < a.nout; i++)
-		fprintf(stderr, " %s", a.outputs[i] ? a.outputs[i] : "stdout");
+	for (size_t i = 0; i < r->a.nout; i++)
+		fprintf(stderr, " %s", r->a.outputs[i] ? r->a.outputs[i] :
+			"stdout");
 	fputc('\n', stderr);
-	if (a.stats)
-		print_stats(cap, &ps, decode_ns);
-	ret = 0;
-cleanup:
-	if (go_fd >= 0)
-		close(go_fd);	/* the child sees EOF and exits */
-	if (exec_fd >= 0)
-		close(exec_fd);
-	if (child > 0 && !child_done) {
+	if (r->a.stats)
+		print_stats(r->cap, &ps, r->decode_ns);
+}
+
+static void recording__cleanup(struct recording *r)
+{
+	if (r->go_fd >= 0)
+		close(r->go_fd);	/* the child sees EOF and exits */
+	if (r->exec_fd >= 0)
+		close(r->exec_fd);
+	if (r->child > 0 && !r->child_done) {
 		/* the recording is over (time, Ctrl-C or error): so is the command */
-		kill(child, SIGTERM);
-		waitpid(child, NULL, 0);
+		kill(r->child, SIGTERM);
+		waitpid(r->child, NULL, 0);
 	}
 	for (size_t i = 0; i < MAX_OUTPUTS; i++)
-		output__close(&out[i]);
-	raw_writer__close(raw, NULL);
-	pipeline__free(pl);
-	profile__free(prof);
-	capture__close(cap);
-	free(a.pids);
-	filter__free(&a.filter);
+		output__close(&r->out[i]);
+	raw_writer__close(r->raw, NULL);
+	pipeline__free(r->pl);
+	profile__free(r->prof);
+	capture__close(r->cap);
+	free(r->a.pids);
+	filter__free(&r->a.filter);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct recording r = { .child = -1, .go_fd = -1, .exec_fd = -1 };
+	int ret;
+
+	ret = parse_args(argc, argv, &r.a);
+	if (ret) {
+		ret = ret == CLI_HELP ? 0 : 2;
+		goto cleanup;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "asgst-bpf record: needs root (CAP_BPF and "
+			"CAP_PERFMON): run it with sudo\n");
+		ret = 1;
+		goto cleanup;
+	}
+	ret = open_outputs(&r) ?: open_capture(&r) ?: open_pipeline(&r) ?:
+	      start(&r);
+	if (ret)
+		goto cleanup;
+	run(&r);
+	finish(&r);
+	ret = write_outputs(&r);
+	if (!ret)
+		summary(&r);
+cleanup:
+	recording__cleanup(&r);
 	return ret;
 }

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "jvm/codemap.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "profile/filter.h"
 #include "output/output.h"
 #include "profile/pipeline.h"
@@ -23,25 +23,49 @@
 #include "output/raw.h"
 #include "output/writers.h"
 
-static const char report_usage[] =
+struct report_args {
+	const char *in;
+	const char *out;
+	const char *format;
+	bool quiet;
+	bool pinned;
+	struct filter filter;
+};
+
+static const struct cli_option report_opts[] = {
+	CLI_STRING("input", 'i', "FILE", "the raw recording",
+		   struct report_args, in),
+	CLI_STRING("output", 'o', "FILE", "write here (default: stdout)",
+		   struct report_args, out),
+	CLI_STRING("format", 'f', "FORMAT",
+		   "collapsed, json, pprof, html, top (default: from\n"
+		   "-o's extension; top on a terminal, else collapsed)",
+		   struct report_args, format),
+	CLI_FLAG("pinned", 0,
+		 "instead of a profile: the off-CPU time of carriers\n"
+		 "blocked with a virtual thread mounted, by the\n"
+		 "frame that pinned it (record -e offcpu), as\n"
+		 "lines PINNED_NS<TAB>COUNT<TAB>FRAME",
+		 struct report_args, pinned),
+	CLI_FLAG("quiet", 'q', "no notices", struct report_args, quiet),
+	CLI_TEXT("\nFilters:"),
+	CLI_FILTER("pid", "PID[,PID...]", "only these processes",
+		   struct report_args, filter),
+	CLI_FILTERS(struct report_args, filter),
+	CLI_HELP_OPT(NULL),	/* not listed */
+};
+
+static const struct cli_command report_cmd = {
+	.name = "report",
+	.usage =
 "Usage: asgst-bpf report -i FILE.asgst [-f FORMAT] [-o FILE] [FILTERS]\n"
 "\n"
 "Decode a raw recording (record -o FILE.asgst) again, on the same host,\n"
 "also after the recorded processes have exited.\n"
-"\n"
-"  -i, --input FILE        the raw recording\n"
-"  -o, --output FILE       write here (default: stdout)\n"
-"  -f, --format FORMAT     collapsed, json, pprof, html, top (default: from\n"
-"                          -o's extension; top on a terminal, else collapsed)\n"
-"      --pinned            instead of a profile: the off-CPU time of carriers\n"
-"                          blocked with a virtual thread mounted, by the\n"
-"                          frame that pinned it (record -e offcpu), as\n"
-"                          lines PINNED_NS<TAB>COUNT<TAB>FRAME\n"
-"  -q, --quiet             no notices\n"
-"\n"
-"Filters:\n"
-"      --pid PID[,PID...]  only these processes\n"
-FILTER_USAGE;
+"\n",
+	.opts = report_opts,
+	.nopts = CLI_NOPTS(report_opts),
+};
 
 /* one recorded code map, rebuilt in a private file from its chunks */
 struct cm_file {
@@ -251,138 +275,118 @@ static int on_sample(struct pass *ps, uint32_t type, const void *pay,
 	return 0;
 }
 
-int cmd_report(int argc, char **argv)
+/* the output format: -f, else -o's extension, else by who reads stdout */
+static int pick_format(const struct report_args *a, enum output_format *out)
 {
-	enum { OPT_FILTER = 256, OPT_PINNED };
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "pinned", no_argument, NULL, OPT_PINNED },
-		{ "pid", required_argument, NULL, OPT_FILTER },
-		FILTER_LONGOPTS(OPT_FILTER),
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *in = NULL, *outp = NULL, *fmt = NULL;
-	struct filter filt = { 0 };
-	struct pipeline_opts po = { .offline = true };
-	struct report r = { 0 };
-	struct output out = { 0 };
-	struct profile *prof = NULL;
-	struct pipeline *pl = NULL;
-	enum output_format f;
-	struct pass ps;
-	char err[512];
-	bool quiet = false, pinned = false;
-	int c, li = -1, rc, ret = 2;
+	enum output_format f = OUT_NONE;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:o:f:qh", longopts, &li)) != -1) {
-		switch (c) {
-		case 'i':
-			in = optarg;
-			break;
-		case 'o':
-			outp = optarg;
-			break;
-		case 'f':
-			fmt = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case OPT_PINNED:
-			pinned = true;
-			break;
-		case 'h':
-			fputs(report_usage, stdout);
-			ret = 0;
-			goto cleanup;
-		case OPT_FILTER:
-			if (filter__option(&filt, longopts[li].name, optarg, err,
-					   sizeof(err))) {
-				fprintf(stderr, "asgst-bpf report: %s\n", err);
-				goto cleanup;
-			}
-			break;
-		default:
-			fprintf(stderr, "asgst-bpf report: unknown or incomplete "
-				"option '%s'; see 'asgst-bpf report --help'\n",
-				argv[optind - 1]);
-			goto cleanup;
-		}
-	}
-	if (!in) {
-		fprintf(stderr, "asgst-bpf report: give the recording with -i "
-			"FILE.asgst\n");
-		goto cleanup;
-	}
-	if (fmt)
-		f = output_format__from_name(fmt);
-	else if (outp)
-		f = output_format__from_path(outp);
+	if (a->format)
+		f = output_format__from_name(a->format);
+	else if (a->out)
+		f = output_format__from_path(a->out);
 	else
 		f = isatty(STDOUT_FILENO) ? OUT_TOP : OUT_COLLAPSED;
-	if (f == OUT_NONE && !fmt)
+	if (f == OUT_NONE && !a->format)
 		f = OUT_COLLAPSED;
-	if (f == OUT_NONE || f == OUT_RAW || !output__supported(f)) {
-		fprintf(stderr, "asgst-bpf report: cannot write format '%s' "
-			"(collapsed, json, pprof, html or top)\n",
-			fmt ? fmt : outp);
-		goto cleanup;
-	}
-	ret = 1;
-	prof = profile__new();
-	po.quiet = quiet;
-	po.filter = filter__active(&filt) ? &filt : NULL;
-	pl = prof ? pipeline__new(prof, NULL, &po) : NULL;
-	if (!pl) {
-		fprintf(stderr, "asgst-bpf report: out of memory\n");
-		goto cleanup;
-	}
-	ps = (struct pass){ .in = in, .r = &r, .pl = pl, .prof = prof,
-			    .quiet = quiet };
+	if (f == OUT_NONE || f == OUT_RAW || !output__supported(f))
+		return options__error(&report_cmd, "cannot write format '%s' "
+				      "(collapsed, json, pprof, html or top)",
+				      a->format ? a->format : a->out);
+	*out = f;
+	return 0;
+}
+
+/* the passes over the raw file, then whatever is left decoded */
+static int decode_recording(const struct report_args *a, struct report *r,
+			    struct pipeline *pl, struct profile *prof)
+{
+	struct pass ps = { .in = a->in, .r = r, .pl = pl, .prof = prof,
+			   .quiet = a->quiet };
+	char err[512];
+	int rc;
+
 	rc = raw_pass(&ps, on_context, err, sizeof(err));
 	if (!rc)
 		rc = raw_pass(&ps, on_proc, err, sizeof(err));
 	if (!rc)
 		rc = raw_pass(&ps, on_sample, err, sizeof(err));
 	pipeline__finish(pl, profile__meta(prof)->end_ns);
-	if (rc) {
+	if (rc)
 		fprintf(stderr, "asgst-bpf report: %s\n", err);
-		goto cleanup;
-	}
-	if (pinned) {
-		FILE *o = outp ? fopen(outp, "w") : stdout;
+	return rc;
+}
+
+/* --pinned's lines, or the profile in format f */
+static int write_report(const struct report_args *a, enum output_format f,
+			const struct profile *prof)
+{
+	struct output out = { 0 };
+	char err[512];
+	int rc;
+
+	if (a->pinned) {
+		FILE *o = a->out ? fopen(a->out, "w") : stdout;
 
 		rc = o ? write_pinned(prof, o) : -errno;
 		if (o && o != stdout && fclose(o) && !rc)
 			rc = -errno;
-		if (rc) {
+		if (rc)
 			fprintf(stderr, "asgst-bpf report: writing %s: %s\n",
-				outp ? outp : "stdout", strerror(-rc));
-			goto cleanup;
-		}
-	} else if (output__open(&out, outp, f, err, sizeof(err)) ||
-		   output__write(&out, prof, err, sizeof(err))) {
+				a->out ? a->out : "stdout", strerror(-rc));
+		return rc;
+	}
+	rc = output__open(&out, a->out, f, err, sizeof(err)) ||
+	     output__write(&out, prof, err, sizeof(err));
+	if (rc)
 		fprintf(stderr, "asgst-bpf report: %s\n", err);
+	output__close(&out);
+	return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = { 0 };
+	struct pipeline_opts po = { .offline = true };
+	struct report r = { 0 };
+	struct profile *prof = NULL;
+	struct pipeline *pl = NULL;
+	enum output_format f = OUT_NONE;
+	int rc, ret = 2;
+
+	rc = options__parse(&report_cmd, argc, argv, &a);
+	if (rc) {
+		ret = rc == CLI_HELP ? 0 : 2;
 		goto cleanup;
 	}
-	if (!quiet)
+	if (!a.in) {
+		options__error(&report_cmd, "give the recording with -i "
+			       "FILE.asgst");
+		goto cleanup;
+	}
+	if (pick_format(&a, &f))
+		goto cleanup;
+	ret = 1;
+	prof = profile__new();
+	po.quiet = a.quiet;
+	po.filter = filter__active(&a.filter) ? &a.filter : NULL;
+	pl = prof ? pipeline__new(prof, NULL, &po) : NULL;
+	if (!pl) {
+		fprintf(stderr, "asgst-bpf report: out of memory\n");
+		goto cleanup;
+	}
+	if (decode_recording(&a, &r, pl, prof) || write_report(&a, f, prof))
+		goto cleanup;
+	if (!a.quiet)
 		fprintf(stderr, "asgst-bpf: %llu samples, %llu lost, %zu stacks "
 			"-> %s\n",
 			(unsigned long long)profile__meta(prof)->samples,
 			(unsigned long long)profile__meta(prof)->lost,
-			profile__nstacks(prof), outp ? outp : "stdout");
+			profile__nstacks(prof), a.out ? a.out : "stdout");
 	ret = 0;
 cleanup:
-	output__close(&out);
 	pipeline__free(pl);
 	profile__free(prof);
-	filter__free(&filt);
+	filter__free(&a.filter);
 	report__cleanup(&r);
 	return ret;
 }

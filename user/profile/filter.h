@@ -38,35 +38,6 @@ struct filter {
 };
 
 /*
- * The filter options record and report share, for their getopt_long
- * tables (val: the option code that routes them to filter__option), and
- * their --help lines.
- */
-#define FILTER_LONGOPTS(val) \
-	{ "tid", required_argument, NULL, (val) }, \
-	{ "thread", required_argument, NULL, (val) }, \
-	{ "include", required_argument, NULL, (val) }, \
-	{ "exclude", required_argument, NULL, (val) }, \
-	{ "kind", required_argument, NULL, (val) }, \
-	{ "state", required_argument, NULL, (val) }, \
-	{ "vthreads", required_argument, NULL, (val) }, \
-	{ "java-only", no_argument, NULL, (val) }, \
-	{ "reverse", no_argument, NULL, (val) }
-
-#define FILTER_USAGE \
-"      --tid TID[,TID...]  only these threads\n" \
-"      --thread REGEX      only threads whose name matches\n" \
-"      --include REGEX     only stacks with a frame matching REGEX\n" \
-"      --exclude REGEX     no stacks with a frame matching REGEX\n" \
-"      --kind KIND[,KIND]  java, jvm (JVM-internal threads) or native\n" \
-"      --state STATE[,...] Java thread state at the sample: in_java,\n" \
-"                          in_native, in_vm, blocked, unknown\n" \
-"      --vthreads VIEW     merged (default: a virtual thread's frames, then\n" \
-"                          its carrier's), virtual or carrier\n" \
-"      --java-only         keep only the Java frames of each stack\n" \
-"      --reverse           frames root first (an inverted flame graph)\n"
-
-/*
  * Apply one filter option (name without dashes: "pid", "tid", "thread",
  * "include", "exclude", "kind", "java-only", "reverse"). 0, or -EINVAL with
  * a one-line reason in err.

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the pipeline's files share: the pipeline itself and the state kept
+ * per process. pipeline.c drives (queue, decode, profile); procs.c keeps
+ * the processes (pid table, code maps, agent injection, JavaThread sync).
+ */
+#ifndef ASGST_PIPELINE_INT_H
+#define ASGST_PIPELINE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/types.h>
+
+#include "profile/offcpu.h"
+#include "profile/pipeline.h"
+#include "profile/queue.h"
+
+struct raw_tap_ctx;
+struct jthreads;
+
+struct proc_state {
+	pid_t pid;
+	bool used;
+	bool is_jvm;
+	bool map_failed;	/* reported once, Java decoding off */
+	bool agent_off_said;	/* "the agent is off" said once */
+	const char *comm;	/* process comm, interned */
+	struct codemap *cm;
+	struct raw_tap_ctx *tap;	/* raw recordings only */
+	struct jthreads *jts;		/* JavaThreads pushed to the kernel */
+	uint64_t jvm_from_seq;		/* see proc_became_jvm() */
+	bool attach_tried;
+	pid_t attach_child;		/* > 0 while an attach runs */
+	uint64_t attach_start_ns;
+	uint64_t cm_next_try_ns;
+};
+
+struct pipeline {
+	struct profile *prof;
+	struct capture *cap;
+	struct pipeline_opts opts;
+	struct strtab *st;	/* the profile's */
+	struct symbolizer *sz;
+	struct decoder *dec;
+	struct proc_state *procs;	/* open addressing by pid */
+	size_t procs_cap;
+	size_t procs_n;
+	struct queue queue;		/* waiting to be decoded */
+	struct offcpu offcpu;		/* waiting for their END */
+	struct frame *frames;
+	uint64_t decode_seq;		/* samples decoded so far: their index */
+	uint64_t last_update_ns;	/* code maps last caught up */
+	uint64_t last_ktime;		/* newest record time seen */
+	/* but for queued and offcpu_*: see pipeline__stats() */
+	struct pipeline_stats stats;
+};
+
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* procs.c */
+int procs__init(struct pipeline *pl);
+/* ends (waits for) the attaches still running */
+void procs__free(struct pipeline *pl);
+/* first sight of a process: cache what it is while it is still there */
+struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
+			      const char *thread_comm);
+/* a sample of ps is about to be decoded: is it (still, now) a JVM's */
+void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
+		      uint64_t now);
+/* catch the code maps up (new code, new threads for the kernel side) */
+void procs__update_codemaps(struct pipeline *pl, uint64_t now);
+/* reap finished attaches (all of them, waiting, when block) */
+void procs__reap_attaches(struct pipeline *pl, bool block);
+bool procs__attach_pending(const struct pipeline *pl);
+
+#endif /* ASGST_PIPELINE_INT_H */

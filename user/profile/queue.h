@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The pipeline's delay queue: records copied as they arrive, decoded in
+ * arrival order once they are old enough (see pipeline.c).
+ */
+#ifndef ASGST_QUEUE_H
+#define ASGST_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct asgst_sample_hdr;
+
+struct queued {
+	struct queued *next;
+	uint64_t arrival_ns;
+	size_t len;
+	uint64_t data[];	/* 8-aligned record copy */
+};
+
+/* zero-initialise for an empty queue */
+struct queue {
+	struct queued *head, *tail;
+	size_t n;		/* records queued */
+};
+
+/* a copy of a record, not queued yet; NULL when out of memory */
+struct queued *queued__new(const void *data, size_t len);
+
+static inline struct asgst_sample_hdr *queued__hdr(struct queued *q)
+{
+	return (struct asgst_sample_hdr *)q->data;
+}
+
+/* append q, arrived at now_ns */
+void queue__push(struct queue *qu, struct queued *q, uint64_t now_ns);
+/* unlink the head and hand it over (the caller frees it); NULL: empty */
+struct queued *queue__pop(struct queue *qu);
+void queue__free(struct queue *qu);
+
+#endif /* ASGST_QUEUE_H */
