@@ -5,7 +5,7 @@ set -eu
 
 PKGS="make gcc g++ clang llvm libbpf-dev libelf-dev zlib1g-dev libcmocka-dev
 bpftool pkg-config openjdk-17-jdk-headless libclang-rt-14-dev python3
-libjson-c-dev binutils util-linux procps protobuf-compiler chromium"
+libjson-c-dev binutils util-linux procps protobuf-compiler chromium golang-go"
 
 missing=""
 for p in $PKGS; do

@@ -552,6 +552,124 @@ static void test_fixture_decodes(void **state)
 	profile__free(p);
 }
 
+/*
+ * Every frame of a Java stack comes back from the pprof, in order, with
+ * its line: the sample's locations, each one's lines callee first.
+ */
+static void check_java_frames(const struct dprof *d, const struct node *s,
+			      const struct frame *fr, uint32_t n)
+{
+	uint32_t k = 0;
+	char want[512];
+
+	for (int i = 0; i < count_kids(s, "location_id"); i++) {
+		struct node *loc = location(d, strtoll(kid(s, "location_id", i)->value,
+						       NULL, 10));
+
+		/* no stable code address for a Java frame: none, no mapping */
+		assert_int_equal(num(loc, "address"), 0);
+		assert_int_equal(num(loc, "mapping_id"), 0);
+		for (int l = 0; l < count_kids(loc, "line"); l++, k++) {
+			assert_true(k < n);
+			snprintf(want, sizeof(want), "%s.%s", fr[k].klass, fr[k].method);
+			assert_string_equal(line_name(d, loc, l), want);
+			assert_int_equal(num(kid(loc, "line", l), "line"), fr[k].line);
+		}
+	}
+	assert_int_equal(k, n);
+}
+
+/*
+ * The same compiled chain with different runs inlined: distinct chains get
+ * distinct Locations, equal ones share theirs.
+ */
+static void test_inline_chains(void **state)
+{
+	struct profile *p = fx_inline_profile();
+	struct dprof d;
+
+	(void)state;
+	assert_non_null(p);
+	if (!have_tools()) {
+		profile__free(p);
+		skip();
+	}
+	decode(p, &d);
+	assert_int_equal(count_kids(&d.root, "sample"), FX_INL_NTRACES);
+	for (size_t i = 0; i < FX_INL_NTRACES; i++) {
+		const struct node *s = kid(&d.root, "sample", i);
+
+		assert_int_equal(strtoll(kid(s, "value", 0)->value, NULL, 10),
+				 fx_inl_traces[i].count);
+		check_java_frames(&d, s, fx_inl_traces[i].t.frames,
+				  fx_inl_traces[i].t.nframes);
+	}
+	/* split: [leaf c03] [c02 c01] run; all: [leaf c03 c02 c01] run;
+	 * line: [leaf:24 c03] [c02 c01] run; none: 5 one-line locations */
+	assert_int_equal(count_kids(kid(&d.root, "sample", 0), "location_id"), 3);
+	assert_int_equal(count_kids(kid(&d.root, "sample", 1), "location_id"), 2);
+	assert_int_equal(count_kids(kid(&d.root, "sample", 2), "location_id"), 3);
+	assert_int_equal(count_kids(kid(&d.root, "sample", 3), "location_id"), 5);
+	/* [c02 c01] and run are shared by split and line */
+	assert_string_equal(kid(kid(&d.root, "sample", 0), "location_id", 1)->value,
+			    kid(kid(&d.root, "sample", 2), "location_id", 1)->value);
+	assert_string_equal(kid(kid(&d.root, "sample", 0), "location_id", 2)->value,
+			    kid(kid(&d.root, "sample", 1), "location_id", 1)->value);
+	/* 3 + 1 + 1 + 4 distinct Java locations (run and c01:92 shared) */
+	assert_int_equal(d.nloc - 1, 2 + 1 + 1 + 1 + 4);
+	dprof_free(&d);
+	profile__free(p);
+}
+
+/*
+ * A run of inlined frames as deep as a trace can be: no frame is left out
+ * and two runs that differ only in their last (outermost) frame stay two
+ * Locations, however long the chain.
+ */
+static void test_deep_inline(void **state)
+{
+	enum { N = TRACE_MAX_FRAMES };
+	static char names[N][16];
+	struct frame *fr = calloc(2 * N, sizeof(*fr));
+	struct profile *p = profile__new();
+	struct dprof d;
+
+	(void)state;
+	assert_non_null(fr);
+	assert_non_null(p);
+	if (!have_tools()) {
+		free(fr);
+		profile__free(p);
+		skip();
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "m%04d", i);
+		fr[i] = (struct frame)JF(i == N - 1 ? FRAME_JAVA : FRAME_JAVA_INLINED,
+					 "p.Deep", names[i], "()V", "Deep.java",
+					 1, 10000 + i, 4);
+	}
+	memcpy(fr + N, fr, N * sizeof(*fr));
+	fr[2 * N - 1].line = 99999;	/* only the outermost line differs */
+	{
+		struct trace a = { .pid = 1, .tid = 1, .comm = "java", .thread = "deep",
+				   .kind = TRACE_KIND_JAVA, .nframes = N, .frames = fr };
+		struct trace b = a;
+
+		b.frames = fr + N;
+		assert_int_equal(profile__add(p, &a, 1, 0), 0);
+		assert_int_equal(profile__add(p, &b, 2, 0), 0);
+	}
+	decode(p, &d);
+	assert_int_equal(count_kids(&d.root, "sample"), 2);
+	check_java_frames(&d, kid(&d.root, "sample", 0), fr, N);
+	check_java_frames(&d, kid(&d.root, "sample", 1), fr + N, N);
+	assert_string_not_equal(kid(kid(&d.root, "sample", 0), "location_id", 0)->value,
+				kid(kid(&d.root, "sample", 1), "location_id", 0)->value);
+	dprof_free(&d);
+	profile__free(p);
+	free(fr);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct profile *p = profile__new();
@@ -592,6 +710,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_decodes),
+		cmocka_unit_test(test_inline_chains),
+		cmocka_unit_test(test_deep_inline),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_write_error),
 	};

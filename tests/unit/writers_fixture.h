@@ -184,6 +184,79 @@ static struct profile *fx_profile(void)
 	return p;
 }
 
+/*
+ * The same JIT-compiled call chain (leaf <- c03 <- c02 <- c01 <- run), with
+ * different runs of it inlined in different samples, as C1 and C2 do: the
+ * stacks share their outermost compiled method (c01) but not the frames
+ * inlined into it, and leaf is sampled at two lines. pprof must keep every
+ * frame of every stack in order, so these chains must never share a
+ * Location.
+ */
+#define FX_CHAIN(t, m, line_) JF(t, "Chain", m, "(I)I", "Chain.java", 3, \
+				 line_, 4)
+#define FX_CHAIN_RUN JF(FRAME_JAVA, "Chain$Worker", "run", "()V", \
+			"Chain.java", 9, 99, 0)
+static struct frame fx_inl_split_frames[] = {	/* [leaf c03] [c02 c01] */
+	FX_CHAIN(FRAME_JAVA_INLINED, "leaf", 23),
+	FX_CHAIN(FRAME_JAVA, "c03", 86),
+	FX_CHAIN(FRAME_JAVA_INLINED, "c02", 89),
+	FX_CHAIN(FRAME_JAVA, "c01", 92),
+	FX_CHAIN_RUN,
+};
+static struct frame fx_inl_all_frames[] = {	/* [leaf c03 c02 c01] */
+	FX_CHAIN(FRAME_JAVA_INLINED, "leaf", 23),
+	FX_CHAIN(FRAME_JAVA_INLINED, "c03", 86),
+	FX_CHAIN(FRAME_JAVA_INLINED, "c02", 89),
+	FX_CHAIN(FRAME_JAVA, "c01", 92),
+	FX_CHAIN_RUN,
+};
+static struct frame fx_inl_line_frames[] = {	/* [leaf:24 c03] [c02 c01] */
+	FX_CHAIN(FRAME_JAVA_INLINED, "leaf", 24),
+	FX_CHAIN(FRAME_JAVA, "c03", 86),
+	FX_CHAIN(FRAME_JAVA_INLINED, "c02", 89),
+	FX_CHAIN(FRAME_JAVA, "c01", 92),
+	FX_CHAIN_RUN,
+};
+static struct frame fx_inl_none_frames[] = {	/* nothing inlined */
+	FX_CHAIN(FRAME_JAVA, "leaf", 23),
+	FX_CHAIN(FRAME_JAVA, "c03", 86),
+	FX_CHAIN(FRAME_JAVA, "c02", 89),
+	FX_CHAIN(FRAME_JAVA, "c01", 92),
+	FX_CHAIN_RUN,
+};
+
+static struct fx_trace fx_inl_traces[] = {
+	FX_TRACE(500, 501, "java", "chain", TRACE_KIND_JAVA, 0, NULL,
+		 fx_inl_split_frames, 7),
+	FX_TRACE(500, 501, "java", "chain", TRACE_KIND_JAVA, 0, NULL,
+		 fx_inl_all_frames, 11),
+	FX_TRACE(500, 501, "java", "chain", TRACE_KIND_JAVA, 0, NULL,
+		 fx_inl_line_frames, 3),
+	FX_TRACE(500, 501, "java", "chain", TRACE_KIND_JAVA, 0, NULL,
+		 fx_inl_none_frames, 2),
+};
+
+#define FX_INL_NTRACES NELEM(fx_inl_traces)
+
+/* a profile of the fx_inl_traces, each once with its count */
+__attribute__((unused))
+static struct profile *fx_inline_profile(void)
+{
+	struct profile *p = profile__new();
+
+	if (!p)
+		return NULL;
+	profile__meta(p)->frequency_hz = 99;
+	for (size_t i = 0; i < FX_INL_NTRACES; i++) {
+		if (profile__add(p, &fx_inl_traces[i].t, fx_inl_traces[i].count, 0)) {
+			profile__free(p);
+			return NULL;
+		}
+		profile__meta(p)->samples += fx_inl_traces[i].count;
+	}
+	return p;
+}
+
 /* read a whole stream back into a NUL-terminated heap buffer */
 __attribute__((unused))
 static char *fx_slurp(FILE *f, size_t *len)

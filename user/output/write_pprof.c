@@ -13,7 +13,9 @@
  * Shape: one Sample per aggregated stack, location ids leaf first. A
  * compiled Java frame and the frames inlined into it (ASGST reports them
  * as JAVA_INLINED frames just before it, callee first) become ONE Location
- * whose Lines run callee first, caller last, as profile.proto wants.
+ * whose Lines run callee first, caller last, as profile.proto wants; one
+ * Location per distinct (mapping, address, inline chain), so every frame
+ * of a stack is in its Sample, in order.
  */
 #include <errno.h>
 #include <unistd.h>
@@ -167,7 +169,9 @@ struct pp {
 	struct pb out;		/* the Profile message */
 	struct pb m1, m2;	/* scratch for nested messages */
 	bool oom;
-	char key[8192];
+	uint32_t *fids;		/* scratch: function ids of a Java run */
+	struct pb jkey;		/* scratch: key of a Java location */
+	char key[8192];		/* scratch: keys of functions, native locations */
 };
 
 /*
@@ -418,25 +422,39 @@ static uint32_t pp_java_function(struct pp *pp, const struct frame *f)
 	return pp_function(pp, name, sys, f->source);
 }
 
-/* frames[0..n): JAVA_INLINED callees then the frame they are inlined into */
+/*
+ * frames[0..n): JAVA_INLINED callees then the frame they are inlined into.
+ * The location's key is its whole inline chain, (function, line) per frame,
+ * built in a buffer of its own: pp_function() reuses pp->key, and any key
+ * cut short would let two chains that share their outermost method (the
+ * JIT inlined different runs in different samples) share one Location, and
+ * so one Line list. Java frames carry no code address (struct frame has
+ * the Method* in pc, not the pc in the nmethod), so address is 0 and
+ * there is no mapping: the chain alone tells Locations apart.
+ */
 static uint32_t pp_location_java(struct pp *pp, const struct frame *fr, uint32_t n)
 {
-	uint32_t fids[64], id;
-	size_t len;
+	char tmp[32];
 	const char *k;
+	uint32_t id;
 
-	if (n > 64)
-		n = 64;
-	len = snprintf(pp->key, sizeof(pp->key), "J");
-	for (uint32_t i = 0; i < n; i++) {
-		fids[i] = pp_java_function(pp, &fr[i]);
-		if (len < sizeof(pp->key))
-			len += snprintf(pp->key + len, sizeof(pp->key) - len,
-					"/%u:%d", fids[i], fr[i].line);
-	}
-	k = pp_key(pp, len);
-	if (!k)
+	for (uint32_t i = 0; i < n; i++)
+		pp->fids[i] = pp_java_function(pp, &fr[i]);
+	pp->jkey.len = 0;
+	pb_raw(&pp->jkey, "J", 1);
+	for (uint32_t i = 0; i < n; i++)
+		pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "/%u:%d",
+						pp->fids[i],
+						fr[i].line > 0 ? fr[i].line : 0));
+	if (pp->jkey.oom) {
+		pp->oom = true;
 		return 0;
+	}
+	k = strtab__intern_n(pp->st, (const char *)pp->jkey.buf, pp->jkey.len);
+	if (!k) {
+		pp->oom = true;
+		return 0;
+	}
 	id = pmap_get(&pp->locs, k);
 	if (id)
 		return id;
@@ -445,7 +463,7 @@ static uint32_t pp_location_java(struct pp *pp, const struct frame *fr, uint32_t
 		pp->oom = true;
 	pb_uint(&pp->m1, LOCATION_ID, id);
 	for (uint32_t i = 0; i < n; i++) {
-		pb_uint(&pp->m2, LINE_FUNCTION_ID, fids[i]);
+		pb_uint(&pp->m2, LINE_FUNCTION_ID, pp->fids[i]);
 		pb_uint(&pp->m2, LINE_LINE, fr[i].line > 0 ? (uint64_t)fr[i].line : 0);
 		pb_msg(&pp->m1, LOCATION_LINE, &pp->m2);
 	}
@@ -515,8 +533,10 @@ int write_pprof(const struct profile *p, FILE *f)
 	pp.st = strtab__new();
 	pp.cap_strs = 1024;
 	pp.strv = malloc(pp.cap_strs * sizeof(*pp.strv));
+	/* profile__add() keeps at most TRACE_MAX_FRAMES frames a stack */
 	locids = malloc(TRACE_MAX_FRAMES * sizeof(*locids));
-	if (!pp.st || !pp.strv || !locids)
+	pp.fids = malloc(TRACE_MAX_FRAMES * sizeof(*pp.fids));
+	if (!pp.st || !pp.strv || !locids || !pp.fids)
 		goto cleanup;
 	pp.strv[pp.nstrs++] = "";	/* string_table[0] must be "" */
 
@@ -543,9 +563,12 @@ int write_pprof(const struct profile *p, FILE *f)
 	for (size_t i = 0; i < profile__nstacks(p) && !pp.oom; i++) {
 		const struct profile_stack *ps = profile__stack(p, i);
 		const struct trace *t = &ps->trace;
+		/* never more (profile.c cuts there): locids, pp.fids */
+		uint32_t nf = t->nframes < TRACE_MAX_FRAMES ? t->nframes :
+			      TRACE_MAX_FRAMES;
 		uint32_t nloc = 0;
 
-		for (uint32_t k = 0; k < t->nframes;) {
+		for (uint32_t k = 0; k < nf;) {
 			const struct frame *fr = &t->frames[k];
 			uint32_t n = 1;
 
@@ -554,7 +577,7 @@ int write_pprof(const struct profile *p, FILE *f)
 				/* the inlined run ends at the frame it is
 				 * inlined into */
 				while (fr[n - 1].type == FRAME_JAVA_INLINED &&
-				       k + n < t->nframes &&
+				       k + n < nf &&
 				       (fr[n].type == FRAME_JAVA_INLINED ||
 					fr[n].type == FRAME_JAVA))
 					n++;
@@ -630,6 +653,8 @@ cleanup:
 	free(pp.out.buf);
 	free(pp.m1.buf);
 	free(pp.m2.buf);
+	free(pp.jkey.buf);
+	free(pp.fids);
 	free(pp.strv);
 	free(pp.mapv);
 	u64map__free(&pp.strs);
