@@ -145,6 +145,7 @@ function buildReverse() {
 }
 
 var cv = document.getElementById('fg'), ctx = cv.getContext('2d');
+var wrap = document.getElementById('wrap');
 var tip = document.getElementById('tip'), stEl = document.getElementById('state');
 var ROW = 16;
 var S = { T: fwd, zoom: 0, icicle: false, reverse: false, match: null,
@@ -169,9 +170,14 @@ function colorOf(f) {
 	return c;
 }
 
-function render() {
-	var t = performance.now(), T = S.T, z = S.zoom;
-	var W = Math.max(200, cv.parentNode.clientWidth - 16);
+/* render(anchor): draw the current view. With anchor, scroll the graph so
+ * that the view's base is on screen: the zoomed box (the root if none) at
+ * the bottom for a flame graph, at the top for an icicle, with a few of its
+ * ancestors for context. Without, the rows keep their place on screen (a
+ * flame graph grows and shrinks at the top). */
+function render(anchor) {
+	var t = performance.now(), T = S.T, z = S.zoom, H0 = nrows * ROW;
+	var W = Math.max(200, wrap.clientWidth - 16);
 	var anc = [], a, k;
 	rows = [];
 	rectCount = 0;
@@ -197,6 +203,9 @@ function render() {
 	}
 	nrows = rows.length;
 	var dpr = window.devicePixelRatio || 1, H = nrows * ROW;
+	/* browsers refuse canvases over 32767 pixels a side or ~120 M pixels:
+	 * a stack of a thousand frames on a high-DPI screen gets fewer pixels */
+	dpr = Math.max(0.1, Math.min(dpr, 32767 / H, Math.sqrt(1.2e8 / (W * H))));
 	cv.width = Math.round(W * dpr);
 	cv.height = Math.round(H * dpr);
 	cv.style.width = W + 'px';
@@ -223,8 +232,18 @@ function render() {
 		}
 	}
 	ctx.globalAlpha = 1;
+	if (anchor) scrollToBase();
+	else if (!S.icicle && H !== H0) wrap.scrollTop += H - H0;
 	lastRenderMs = performance.now() - t;
 	publish();
+}
+
+function scrollToBase() {
+	var vh = wrap.clientHeight, top = cv.offsetTop;
+	/* ancestors shown below (flame) or above (icicle) the zoomed box */
+	var ctxRows = Math.min(zdepth, Math.floor(vh / 4 / ROW));
+	wrap.scrollTop = Math.max(0, S.icicle ? top + (zdepth - ctxRows) * ROW - 4 :
+		top + (nrows - zdepth + ctxRows) * ROW + 4 - vh);
 }
 
 function hit(ev) {
@@ -264,10 +283,10 @@ cv.addEventListener('click', function (ev) {
 	var n = hit(ev);
 	if (n < 0) return;
 	S.zoom = n;
-	render();
+	render(true);
 });
 
-function search(q) {
+function search(q, anchor) {
 	var T = S.T;
 	document.getElementById('q').value = q;
 	if (!q) {
@@ -275,7 +294,7 @@ function search(q) {
 		S.matchedPct = 0;
 		S.matchedSamples = 0;
 		document.getElementById('matched').textContent = '';
-		render();
+		render(anchor);
 		return;
 	}
 	var re;
@@ -297,7 +316,7 @@ function search(q) {
 	S.matchedPct = T.total[0] ? 100 * sum / T.total[0] : 0;
 	document.getElementById('matched').textContent =
 		'matched: ' + S.matchedPct.toFixed(2) + '% (' + fmt(sum) + UNIT + ')';
-	render();
+	render(anchor);
 }
 
 function setReverse(on) {
@@ -306,7 +325,7 @@ function setReverse(on) {
 	if (on && !rev) rev = buildReverse();
 	S.T = on ? rev : fwd;
 	S.zoom = 0;
-	search(document.getElementById('q').value);
+	search(document.getElementById('q').value, true);
 }
 
 function publish() {
@@ -335,18 +354,19 @@ document.getElementById('q').addEventListener('keydown', function (ev) {
 	if (ev.key === 'Escape') search('');
 });
 document.getElementById('rev').onchange = function () { setReverse(this.checked); };
-document.getElementById('ice').onchange = function () { S.icicle = this.checked; render(); };
-document.getElementById('reset').onclick = function () { S.zoom = 0; render(); };
+document.getElementById('ice').onchange = function () { S.icicle = this.checked; render(true); };
+document.getElementById('reset').onclick = function () { S.zoom = 0; render(true); };
 document.addEventListener('keydown', function (ev) {
-	if (ev.key === 'Escape' && ev.target.id !== 'q') { S.zoom = 0; render(); }
+	if (ev.key === 'Escape' && ev.target.id !== 'q') { S.zoom = 0; render(true); }
 });
 var rt;
 window.addEventListener('resize', function () { clearTimeout(rt); rt = setTimeout(render, 100); });
 
-var m = D.meta, leg = document.getElementById('legend');
+var m = D.meta, leg = document.getElementById('legend'), maxDepth = 0;
+for (ci = 0; ci < N; ci++) if (fwd.depth[ci] > maxDepth) maxDepth = fwd.depth[ci];
 document.getElementById('meta').textContent = fmt(m.samples) + ' samples, ' +
 	(m.duration_ns / 1e9).toFixed(1) + ' s at ' + m.frequency_hz + ' Hz, ' +
-	fmt(m.lost) + ' lost, ' + fmt(m.stacks) + ' stacks';
+	fmt(m.lost) + ' lost, ' + fmt(m.stacks) + ' stacks, deepest ' + fmt(maxDepth) + ' frames';
 ['interpreted', 'c1', 'c2', 'inlined', 'java_native', 'native', 'jvm', 'stub', 'kernel', 'unknown']
 	.forEach(function (c) {
 		var s = document.createElement('span'), b = COLORS[c];
@@ -366,4 +386,8 @@ document.getElementById('ice').checked = S.icicle;
 if (h.reverse === '1') setReverse(true);
 else search(h.search || '');
 if (h.reverse === '1' && h.search) search(h.search);
+/* open on the root, not on the tips of the deepest stacks; the keys
+ * (arrows, Page Up/Down, Home/End) scroll the graph */
+scrollToBase();
+wrap.focus({ preventScroll: true });
 })();
