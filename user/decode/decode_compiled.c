@@ -101,6 +101,31 @@ static uint64_t deopt_orig_pc(const struct walk *w, const struct wframe *f,
 	return found ? found : f->pc;
 }
 
+/*
+ * Some compiled code pushes a word or two inside the frame's body and pops
+ * them before it calls anything (seen in C2 code under load): the return
+ * pc is then that many words above where the frame size puts it. Only an
+ * exact call site counts.
+ */
+static bool pushed_words(struct walk *w, struct wframe *f, int32_t fs)
+{
+	uint64_t ret, saved;
+
+	for (int32_t k = 1; k <= 4; k++) {
+		uint64_t slot = f->sp + (uint64_t)(fs - 1 + k) * 8;
+
+		if (!walk_read(w, slot, &ret) || !walk_read(w, slot - 8, &saved))
+			return false;
+		if (!walk_is_return_pc(w, ret))
+			continue;
+		f->sp = slot + 8;
+		f->fp = saved;
+		f->pc = ret;
+		return true;
+	}
+	return false;
+}
+
 bool walk_compiled(struct walk *w, struct wframe *f)
 {
 	const struct codemap_blob *b = f->blob;
@@ -125,6 +150,8 @@ bool walk_compiled(struct walk *w, struct wframe *f)
 		if (walk_guess_sender(w, f, b->frame_size, true, false))
 			return true;
 		if (walk_guess_sender(w, f, 0, false, false))
+			return true;
+		if (pushed_words(w, f, b->frame_size))
 			return true;
 	}
 	return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,

@@ -13,7 +13,9 @@
  *    entry; so Java -> C -> Java stacks come out whole even when the C part
  *    has no frame pointers (such a nested entry is ASGST_FF_UPCALL_JNI);
  *  - the thread's own anchor (JavaThread::_anchor, read by the sampler)
- *    for a thread interrupted in native code.
+ *    for a thread interrupted in native code; without one (C code entered
+ *    by a leaf call from compiled Java) a scan of the stack for the Java
+ *    frame it returns to.
  */
 #include <linux/types.h>
 #include <string.h>
@@ -49,6 +51,34 @@ static bool native_top_frameless(struct walk *w, struct wframe *f,
 	return false;
 }
 
+/*
+ * C/C++ code entered from compiled Java by a leaf call (the JVM's
+ * SharedRuntime leaf functions, a slow monitor exit, libc behind them, a
+ * GC barrier called from a stub) runs in the Java state with no frame
+ * anchor, and without frame pointers its frames cannot be walked: find the
+ * Java frame it returns to in the stack (walk_scan_sender) and mark the C
+ * frames skipped with a gap frame (pc 0). Java threads only.
+ */
+static bool native_top_scan(struct walk *w, struct wframe *f, int32_t n_top)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	struct wframe g = *f;
+
+	if (w->resume || !w->cm ||
+	    !codemap__thread(w->cm, h->ns_tid, h->ktime_ns))
+		return false;
+	if ((h->flags & ASGST_SF_THREAD_INFO) && h->jt_last_sp)
+		return false;	/* the anchor says where Java is */
+	if (!walk_scan_sender(w, &g, h->sp, WALK_SCAN_WORDS))
+		return false;
+	w->n = n_top;
+	if (!walk_push_native(w, 0))
+		return false;
+	*f = g;
+	f->top = false;
+	return true;
+}
+
 /* the native chain ended at last_pc (frame pointer fp) */
 static bool native_end(struct walk *w, struct wframe *f, uint64_t last_pc,
 		       bool broken, int32_t n_top)
@@ -58,6 +88,8 @@ static bool native_end(struct walk *w, struct wframe *f, uint64_t last_pc,
 	if (walk_resume_anchor(w, f))
 		return true;
 	if (n_top >= 0 && !w->java_frames && native_top_frameless(w, f, n_top))
+		return true;
+	if (n_top >= 0 && !w->java_frames && native_top_scan(w, f, n_top))
 		return true;
 	/* continue with the kernel's frame-pointer walk, which is not
 	 * bounded by the window, where it passed through the same frame */

@@ -11,6 +11,8 @@
  */
 #include <linux/types.h>
 
+#include <string.h>
+
 #include "decode/walk.h"
 
 /* ---- frames ---------------------------------------------------------------- */
@@ -148,22 +150,38 @@ bool walk_is_return_pc(const struct walk *w, uint64_t pc)
 	}
 }
 
+bool walk_is_leaf_return_pc(const struct walk *w, uint64_t pc)
+{
+	const struct codemap_blob *b;
+
+	if (walk_is_return_pc(w, pc))
+		return true;
+	/* a leaf call (no safepoint, no debug info) returns anywhere */
+	return walk_classify(w, pc, &b) == PC_NMETHOD && pc > b->start &&
+	       pc < b->end;
+}
+
 /* ---- senders shared by frame kinds ----------------------------------------- */
+
+static bool is_ret(const struct walk *w, uint64_t pc, bool leaf)
+{
+	return leaf ? walk_is_leaf_return_pc(w, pc) : walk_is_return_pc(w, pc);
+}
 
 /*
  * try: whole frame built; rbp pushed only; nothing pushed. strict: the
  * frame's code has not touched rbp yet (a prologue), so a saved rbp must
- * equal the live one.
+ * equal the live one. leaf: the frame may have been called by a leaf call.
  */
-bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
-		       bool try_full, bool strict)
+static bool guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
+			 bool try_full, bool strict, bool leaf)
 {
 	uint64_t ret, saved;
 
 	if (try_full && frame_size >= 2 &&
 	    walk_read(w, f->sp + (uint64_t)(frame_size - 1) * 8, &ret) &&
 	    walk_read(w, f->sp + (uint64_t)(frame_size - 2) * 8, &saved) &&
-	    (!strict || saved == f->fp) && walk_is_return_pc(w, ret)) {
+	    (!strict || saved == f->fp) && is_ret(w, ret, leaf)) {
 		f->sp += (uint64_t)frame_size * 8;
 		f->fp = saved;
 		f->pc = ret;
@@ -171,14 +189,14 @@ bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 	}
 	/* after push rbp: sp[0] is the caller's rbp */
 	if (walk_read(w, f->sp, &saved) && walk_read(w, f->sp + 8, &ret) &&
-	    (!strict || saved == f->fp) && walk_is_return_pc(w, ret)) {
+	    (!strict || saved == f->fp) && is_ret(w, ret, leaf)) {
 		f->sp += 16;
 		f->fp = saved;
 		f->pc = ret;
 		return true;
 	}
 	/* at the entry, or after pop rbp / at ret: sp[0] is the return pc */
-	if (walk_read(w, f->sp, &ret) && walk_is_return_pc(w, ret)) {
+	if (walk_read(w, f->sp, &ret) && is_ret(w, ret, leaf)) {
 		f->sp += 8;
 		f->pc = ret;
 		return true;
@@ -186,30 +204,142 @@ bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 	return false;
 }
 
+bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
+		       bool try_full, bool strict)
+{
+	return guess_sender(w, f, frame_size, try_full, strict, false);
+}
+
+/* sp[0] holds the return pc: a frameless stub at its entry or at ret */
+static bool ret_at_sp(struct walk *w, struct wframe *f)
+{
+	uint64_t ret;
+
+	if (!walk_read(w, f->sp, &ret) || !walk_is_leaf_return_pc(w, ret))
+		return false;
+	f->sp += 8;
+	f->pc = ret;
+	return true;
+}
+
+/*
+ * A stub's frame. Stubs are called by leaf calls (from compiled code
+ * without debug info at the call), so their return pc may be anywhere in
+ * compiled code. Runtime stubs (Runtime1, OptoRuntime, the shared runtime
+ * blobs, adapters with a frame) have a frame size; StubRoutines have none
+ * and are either frameless (the return pc at sp[0], or above what they
+ * pushed) or keep rbp as a frame pointer (enter ... leave).
+ */
 bool walk_stub_sender(struct walk *w, struct wframe *f)
 {
-	const struct codemap_blob *b = f->blob;
+	const struct codemap_blob *b = f->blob, *cb;
 	int32_t fs = b->frame_size;
 	uint64_t ret, saved;
 	bool complete = !f->top || b->frame_complete < 0 ||
 			f->pc >= b->start + (uint64_t)b->frame_complete;
 
-	if (fs > 0 && complete) {
-		if (walk_guess_sender(w, f, fs, true, false))
-			return true;
+	if (fs > 0 && complete &&
+	    guess_sender(w, f, fs, true, false, true))
+		return true;
+	/* register save areas of runtime stubs are large (zmm registers) */
+	if (fs > 0 && complete && !f->top &&
+	    !walk_in(w, f->sp + (uint64_t)(fs - 1) * 8, 8))
+		return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,
+				 "stub frame extends beyond the stack window");
+	/* the JNI fast field getters are called from C */
+	if (f->top && fs <= 0 && b->name && !strncmp(b->name, "jni_fast_", 9) &&
+	    walk_read(w, f->sp, &ret) && ret &&
+	    walk_classify(w, ret, &cb) == PC_NATIVE &&
+	    (!w->is_text || w->is_text(w->text_arg, ret))) {
+		f->sp += 8;
+		f->pc = ret;
+		return true;
 	}
+	/* interrupted at its entry or its ret: nothing of it on the stack */
+	if (f->top && fs <= 0 && ret_at_sp(w, f))
+		return true;
 	/* stubs that keep rbp as a frame pointer (enter/leave) */
 	if (f->fp > f->sp && walk_read(w, f->fp, &saved) &&
-	    walk_read(w, f->fp + 8, &ret) && walk_is_return_pc(w, ret)) {
+	    walk_read(w, f->fp + 8, &ret) && walk_is_leaf_return_pc(w, ret)) {
 		f->sp = f->fp + 16;
 		f->fp = saved;
 		f->pc = ret;
 		return true;
 	}
-	if (f->top && walk_guess_sender(w, f, fs, fs > 0, true))
+	/* a frameless stub that called C code: its return pc at sp[0] */
+	if (!f->top && fs <= 0 && ret_at_sp(w, f))
+		return true;
+	if (f->top && guess_sender(w, f, fs, fs > 0, true, true))
+		return true;
+	/* a few registers pushed (Runtime1 stubs without a runtime call) */
+	if (walk_scan_sender(w, f, f->sp, 16))
 		return true;
 	return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
 			 "stub frame: no return address found");
+}
+
+/*
+ * The frame of a code-cache pc found by a scan must have a sender too:
+ * where its size says (a compiled caller may have pushed up to two stack
+ * arguments for the callee after its frame: C1's calls of some Runtime1
+ * stubs), or by its frame pointer (a stub without a size). Returns the
+ * frame's sp, 0 when it has no sender.
+ */
+static uint64_t scan_check(struct walk *w, enum pc_class c,
+			   const struct codemap_blob *b, uint64_t slot,
+			   uint64_t *fp)
+{
+	uint64_t nsp = slot + 8, ret, v;
+	int32_t fs = b->frame_size;
+
+	*fp = 0;
+	if (walk_read(w, slot - 8, &v) && v > slot && walk_in(w, v, 16))
+		*fp = v;	/* a saved rbp, if it points up the stack */
+	if (fs > 0) {
+		for (int32_t k = 0; k <= (c == PC_NMETHOD ? 2 : 0); k++) {
+			if (!walk_read(w, nsp + (uint64_t)(fs - 1 + k) * 8,
+				       &ret))
+				return 0;
+			if (c == PC_NMETHOD ? walk_is_return_pc(w, ret) :
+					      walk_is_leaf_return_pc(w, ret))
+				return nsp + (uint64_t)k * 8;
+		}
+		return 0;
+	}
+	/* a stub without a frame size: a frame pointer up the stack */
+	return c == PC_STUB && *fp && walk_read(w, *fp + 8, &ret) &&
+	       walk_is_leaf_return_pc(w, ret) ? nsp : 0;
+}
+
+bool walk_scan_sender(struct walk *w, struct wframe *f, uint64_t from,
+		      uint32_t words)
+{
+	const struct cm_vm_consts *vm = w->vm;
+
+	for (uint32_t i = 0; i < words; i++) {
+		uint64_t slot = from + (uint64_t)i * 8, ret, fp, sp;
+		const struct codemap_blob *b;
+		enum pc_class c;
+
+		if (!walk_read(w, slot, &ret))
+			return false;
+		if (vm->code_low && vm->code_high &&
+		    (ret < vm->code_low || ret >= vm->code_high))
+			continue;
+		c = walk_classify(w, ret, &b);
+		if (!b || ret <= b->start || ret >= b->end)
+			continue;
+		if (c != PC_NMETHOD && c != PC_NATIVE_WRAPPER && c != PC_STUB)
+			continue;
+		sp = scan_check(w, c, b, slot, &fp);
+		if (!sp)
+			continue;
+		f->sp = sp;
+		f->fp = fp;
+		f->pc = ret;
+		return true;
+	}
+	return false;
 }
 
 bool walk_resume_anchor(struct walk *w, struct wframe *f)

@@ -27,6 +27,9 @@
 /* most frames a walk steps over, whatever the depth (never loop) */
 #define WALK_MAX_STEPS		2048
 
+/* most stack words a scan for a Java frame below C code looks at */
+#define WALK_SCAN_WORDS		2048
+
 /* what a pc is */
 enum pc_class {
 	PC_NATIVE = 0,		/* outside the code cache: a native module */
@@ -144,6 +147,9 @@ enum pc_class walk_classify(const struct walk *w, uint64_t pc,
 /* pc is where a Java frame's callee returns to: known code, a call site */
 bool walk_is_return_pc(const struct walk *w, uint64_t pc);
 
+/* also where a leaf call returns: anywhere in compiled code */
+bool walk_is_leaf_return_pc(const struct walk *w, uint64_t pc);
+
 /*
  * Find the sender of a frame whose shape at pc is uncertain (prologue,
  * epilogue, frameless stub: the top compiled frame, a stub, a native
@@ -154,6 +160,18 @@ bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 		       bool try_full, bool strict);
 /* the sender of a stub's frame (walk_stub without its frame) */
 bool walk_stub_sender(struct walk *w, struct wframe *f);
+/*
+ * The frame below code that cannot be unwound (C/C++ without frame
+ * pointers, a stub that pushed registers): the first of the words
+ * from[0..words) that is a return pc into a compiled method, native
+ * wrapper or stub whose own frame in turn has a return pc where its size
+ * (or frame pointer) says; f then is that frame. A heuristic: a return pc
+ * left below sp by an earlier call can pass for one (both slots must
+ * hold return pcs, which makes it rare); the caller marks the frames it
+ * skipped.
+ */
+bool walk_scan_sender(struct walk *w, struct wframe *f, uint64_t from,
+		      uint32_t words);
 /* resume at the anchor saved in w->resume_* (an entry frame's, the
  * thread's), if any */
 bool walk_resume_anchor(struct walk *w, struct wframe *f);

@@ -7,6 +7,13 @@
  * small. Build: see capture.sh.
  *
  *   capture PID SECONDS MAXREC HZ OUT.rec OUT.map
+ *
+ * or from a recording (record -o x.asgst) of a real application, keeping
+ * up to MAXREC samples of threads whose name holds THREAD that decode
+ * whole through a stub or a gap frame, and in the map only the code and
+ * stub records their windows and registers point into:
+ *
+ *   capture --raw FILE.asgst PID THREAD MAXREC OUT.rec OUT.map
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -22,6 +29,7 @@
 #include "capture/capture.h"
 #include "jvm/codemap.h"
 #include "capture/sample.h"
+#include "output/raw.h"
 
 struct rec {
 	uint64_t *d;
@@ -89,6 +97,43 @@ static bool is_used(uint64_t m)
 	return false;
 }
 
+/* the code addresses the kept samples can lead the decoder to */
+static uint64_t *addrs;
+static size_t naddrs, capaddrs;
+
+static void use_addr(uint64_t a)
+{
+	if (naddrs == capaddrs)
+		addrs = realloc(addrs, (capaddrs = capaddrs ? capaddrs * 2 :
+						       4096) * sizeof(*addrs));
+	addrs[naddrs++] = a;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* some kept address lies in [start, end) */
+static bool addr_in(uint64_t start, uint64_t end)
+{
+	size_t lo = 0, hi = naddrs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (addrs[mid] < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < naddrs && addrs[lo] < end;
+}
+
+static bool keep_blobs;	/* only the code/stub records addrs point into */
+
 /*
  * Rewrite the map keeping only the method records the decoded frames use
  * (names for the frames; the rest of a JVM's methods is most of the map).
@@ -112,8 +157,16 @@ static int filter_map(const char *path)
 
 		if (len < 16 || len > h.write_pos - in)
 			break;
-		if (r->type != CM_REC_METHOD ||
-		    is_used(((struct cm_method *)r)->method)) {
+		bool keep = r->type != CM_REC_METHOD ||
+			    is_used(((struct cm_method *)r)->method);
+
+		if (keep_blobs && r->type == CM_REC_CODE)
+			keep = addr_in(((struct cm_code *)r)->start,
+				       ((struct cm_code *)r)->end);
+		if (keep_blobs && r->type == CM_REC_STUB)
+			keep = addr_in(((struct cm_stub *)r)->start,
+				       ((struct cm_stub *)r)->end);
+		if (keep) {
 			memmove(b + out, b + in, len);
 			out += len;
 		}
@@ -128,6 +181,140 @@ static int filter_map(const char *path)
 	return truncate(path, (off_t)out);
 }
 
+/* a frame of the walk is a stub, or a gap (pc 0) */
+static bool through_stub(const struct codemap *cm, const ASGST_CallFrame *fr,
+			 int n, uint64_t t)
+{
+	for (int k = 0; k < n; k++) {
+		const struct codemap_blob *b;
+		uint64_t pc;
+
+		if (fr[k].type != ASGST_FRAME_NON_JAVA)
+			continue;
+		pc = (uint64_t)(uintptr_t)fr[k].non_java_frame.pc;
+		if (!pc)
+			return true;
+		b = codemap__find(cm, pc, t);
+		if (b && b->type == CODEMAP_BLOB_STUB &&
+		    b->kind != CM_STUB_CALL_STUB)
+			return true;
+	}
+	return false;
+}
+
+static int from_raw(int argc, char **argv)
+{
+	const char *thread;
+	struct raw_reader *r;
+	struct codemap *cm;
+	static ASGST_CallFrame fr[2048];
+	char err[256];
+	uint32_t type;
+	const void *pay;
+	uint64_t len;
+	long max;
+	pid_t pid;
+	FILE *out;
+	int fd;
+
+	if (argc < 8) {
+		fprintf(stderr, "usage: capture --raw FILE.asgst PID THREAD MAXREC OUT.rec OUT.map\n");
+		return 2;
+	}
+	pid = atoi(argv[3]);
+	thread = argv[4];
+	max = atol(argv[5]);
+	if (raw_reader__open(&r, argv[2], err, sizeof(err))) {
+		fprintf(stderr, "capture: %s\n", err);
+		return 1;
+	}
+	fd = open(argv[7], O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return 1;
+	maxrec = 1 << 20;
+	recs = calloc((size_t)maxrec, sizeof(*recs));
+	while (raw_reader__next(r, &type, &pay, &len, err, sizeof(err)) == 1) {
+		if (type == RAW_CODEMAP && len >= sizeof(struct raw_codemap)) {
+			const struct raw_codemap *c = pay;
+
+			if (c->pid == (uint32_t)pid &&
+			    pwrite(fd, c + 1, len - sizeof(*c),
+				   (off_t)c->offset) < 0)
+				return 1;
+		} else if (type == RAW_SAMPLE && nrec < maxrec &&
+			   len >= sizeof(struct asgst_sample_hdr) &&
+			   ((const struct asgst_sample_hdr *)pay)->pid ==
+			   (uint32_t)pid) {
+			recs[nrec].d = calloc(1, (len + 15) / 8 * 8);
+			memcpy(recs[nrec].d, pay, len);
+			recs[nrec].len = (uint32_t)len;
+			nrec++;
+		}
+	}
+	raw_reader__close(r);
+	close(fd);
+	if (codemap__open(&cm, "/", argv[7], err, sizeof(err)) ||
+	    codemap__update(cm)) {
+		fprintf(stderr, "capture: map: %s\n", cm ? codemap__error(cm) : err);
+		return 1;
+	}
+	out = fopen(argv[6], "w");
+	for (long i = 0, kept = 0; i < nrec && kept < max; i++) {
+		struct asgst_sample_hdr *h = (void *)recs[i].d;
+		const struct codemap_thread *th;
+		struct sample s;
+		struct asgst_ctx ctx;
+		ASGST_CallTrace ct = { .frames = fr };
+		const char *why;
+		uint32_t keep, plen, pad = 0;
+		static const char z[8];
+		int nf;
+
+		if (sample__parse(recs[i].d, recs[i].len, &s, &why))
+			continue;
+		th = codemap__thread(cm, h->ns_tid, h->ktime_ns);
+		if (!th || !th->name || !strstr(th->name, thread))
+			continue;
+		asgst_ctx__init(&ctx, cm);
+		nf = asgst_decode(&ctx, &s, &ct, 2048,
+				  ASGST_INCLUDE_NON_JAVA_FRAMES);
+		if (ctx.error || !through_stub(cm, fr, nf, h->ktime_ns))
+			continue;
+		for (int k = 0; k < nf; k++)
+			if (fr[k].type != ASGST_FRAME_NON_JAVA)
+				use_method(fr[k].java_frame.method);
+		use_method(h->rbx);
+		keep = (ctx.window_used + 64 + 63) / 64 * 64;
+		if (keep < h->window_len)
+			h->window_len = keep;
+		use_addr(h->ip);
+		use_addr(h->jt_last_pc);
+		for (uint32_t k = 0; k + 8 <= h->window_len; k += 8) {
+			uint64_t v;
+
+			memcpy(&v, s.window + k, 8);
+			use_addr(v);
+		}
+		for (uint32_t k = 0; k < h->ustack_n; k++)
+			use_addr(s.ustack[k]);
+		plen = (uint32_t)((const uint8_t *)s.window - (const uint8_t *)h) +
+		       h->window_len;
+		fwrite(&plen, 4, 1, out);
+		fwrite(&pad, 4, 1, out);
+		fwrite(h, 1, plen, out);
+		if (plen % 8)
+			fwrite(z, 1, 8 - plen % 8, out);
+		kept++;
+	}
+	fclose(out);
+	codemap__free(cm);
+	qsort(addrs, naddrs, sizeof(*addrs), cmp_u64);
+	keep_blobs = true;
+	filter_map(argv[7]);
+	fprintf(stderr, "capture: %zu methods kept\n", nused);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct capture_opts o = { 0 };
@@ -140,6 +327,8 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int secs;
 
+	if (argc > 1 && !strcmp(argv[1], "--raw"))
+		return from_raw(argc, argv);
 	if (argc < 7) {
 		fprintf(stderr, "usage: capture PID SECONDS MAXREC HZ OUT.rec OUT.map\n");
 		return 2;

@@ -3,6 +3,7 @@
 # built tree (make BUILD=... all workloads). Usage, from the top of the tree:
 #   BUILD=build tests/data/decode/capture.sh [set...]
 # sets: chain-17 chain-17-xint chain-17-c1 chain-25 jni-17 ffm-25
+# (tomcat-17 and tomcat-25 come from a recording: README.md, capture --raw)
 set -eu
 BUILD=${BUILD:-build}
 D=tests/data/decode
