@@ -2,7 +2,8 @@
 /*
  * ELF symbol lookup on the fixtures: PIE, shared library (real addresses by
  * dlopen+dlsym), stripped + debug file by build-id and by .gnu_debuglink,
- * build-id, load bias, the vdso image. Expected addresses come from nm.
+ * build-id, load bias, the vdso image, debug files that are FIFOs, devices
+ * or rewritten while read. Expected addresses come from nm.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "symbols/elf_symbols.h"
@@ -278,6 +282,141 @@ static void test_not_elf(void **state)
 	assert_null(elf_module__load_mem("\x7f" "ELF garbage", 11));
 }
 
+
+static void *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	buf = malloc((size_t)n);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void write_all(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+/* dl2/libfx.so copied to dir, its debuglink target as the caller left it */
+static struct elf_module *load_linked(const char *lib, char *refused,
+				      size_t len)
+{
+	struct elf_module_opts o = {
+		.root_fd = -1, .path = lib, .refused = refused,
+		.refusedlen = len,
+	};
+	char droot[PATH_MAX];
+	struct elf_module *m;
+	int fd;
+
+	o.debug_root = fixture_path(droot, sizeof(droot), "empty-debugroot");
+	refused[0] = '\0';
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	m = elf_module__load(fd, &o);
+	close(fd);
+	assert_non_null(m);
+	return m;
+}
+
+/*
+ * The debug file a program names may be anything its owner likes: a FIFO
+ * (never opened, so never waited on), a link to a device (refused), a file
+ * shrinking and growing while it is read (no SIGBUS: never mapped).
+ */
+static void test_debuglink_hostile(void **state)
+{
+	char dir[] = "/tmp/test_elf_hostile.XXXXXX", src[PATH_MAX];
+	char lib[PATH_MAX], dbg[PATH_MAX], refused[512];
+	size_t liblen, dbglen, with = 0;
+	struct elf_module *m;
+	void *libimg, *dbgimg;
+	pid_t child;
+	int status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	libimg = read_all(fixture_path(src, sizeof(src), "dl2/libfx.so"),
+			  &liblen);
+	dbgimg = read_all(fixture_path(src, sizeof(src), "dl2/libfx.so.dbg"),
+			  &dbglen);
+	snprintf(lib, sizeof(lib), "%s/libfx.so", dir);
+	snprintf(dbg, sizeof(dbg), "%s/libfx.so.dbg", dir);
+	write_all(lib, libimg, liblen);
+
+	/* the real one: found */
+	write_all(dbg, dbgimg, dbglen);
+	m = load_linked(lib, refused, sizeof(refused));
+	assert_true(elf_module__sources(m) & ELF_SRC_DEBUG_LINK);
+	assert_string_equal(refused, "");
+	elf_module__free(m);
+	unlink(dbg);
+
+	/* a FIFO nobody writes to */
+	assert_int_equal(mkfifo(dbg, 0644), 0);
+	m = load_linked(lib, refused, sizeof(refused));
+	print_message("%s\n", refused);
+	assert_true(elf_module__sources(m) & ELF_SRC_DYNSYM);
+	assert_false(elf_module__sources(m) & ELF_SRC_DEBUG_LINK);
+	assert_non_null(strstr(refused, "FIFO"));
+	assert_non_null(strstr(refused, dbg));
+	elf_module__free(m);
+	unlink(dbg);
+
+	/* a link to a device */
+	assert_int_equal(symlink("/dev/zero", dbg), 0);
+	m = load_linked(lib, refused, sizeof(refused));
+	print_message("%s\n", refused);
+	assert_false(elf_module__sources(m) & ELF_SRC_DEBUG_LINK);
+	assert_non_null(strstr(refused, "character device"));
+	elf_module__free(m);
+	unlink(dbg);
+
+	/* cut and rewritten as fast as it goes while it is read */
+	write_all(dbg, dbgimg, dbglen);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int fd = open(dbg, O_WRONLY);
+
+		for (;;) {
+			if (ftruncate(fd, (off_t)(dbglen / 3)) ||
+			    ftruncate(fd, 0) ||
+			    pwrite(fd, dbgimg, dbglen, 0) != (ssize_t)dbglen)
+				_exit(1);
+			usleep(50);	/* whole now and then */
+		}
+	}
+	for (int i = 0; i < 500; i++) {
+		m = load_linked(lib, refused, sizeof(refused));
+		with += !!(elf_module__sources(m) & ELF_SRC_DEBUG_LINK);
+		elf_module__free(m);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	print_message("debug file used in %zu of 500 loads while rewritten\n",
+		      with);
+	unlink(dbg);
+	unlink(lib);
+	rmdir(dir);
+	free(libimg);
+	free(dbgimg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_shared_dlopen),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_debuglink_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 
 #include "jvm/codemap.h"
 #include "cli/commands.h"
+#include "util/safe_open.h"
 #include "cli/options.h"
 #include "profile/filter.h"
 #include "output/output.h"
@@ -325,9 +326,13 @@ static int write_report(const struct report_args *a, enum output_format f,
 	int rc;
 
 	if (a->pinned) {
-		FILE *o = a->out ? fopen(a->out, "w") : stdout;
+		/* 0600 and no links followed, as every output */
+		int fd = a->out ? safe_create(a->out) : -1;
+		FILE *o = !a->out ? stdout : fd >= 0 ? fdopen(fd, "w") : NULL;
 
-		rc = o ? write_pinned(prof, o) : -errno;
+		rc = o ? write_pinned(prof, o) : fd < 0 ? fd : -errno;
+		if (!o && fd >= 0)
+			close(fd);
 		if (o && o != stdout && fclose(o) && !rc)
 			rc = -errno;
 		if (rc)

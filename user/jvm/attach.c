@@ -25,6 +25,7 @@
 #include "jvm/attach.h"
 #include "jvm/jvm_discover.h"
 #include "util/err.h"
+#include "util/safe_open.h"
 
 /* HotSpot's limits for a request (attachListener.hpp, JDK 17) */
 #define CMD_LEN_MAX	16
@@ -1009,10 +1010,11 @@ static int copy_into(const struct target *t, int dirfd, int src,
 	int fd, ret;
 
 	snprintf(name, sizeof(name), "asgst-agent-%u.so", (unsigned)t->uid);
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* anyone may have put something there: a FIFO must not stall us */
+	fd = safe_open(dirfd, name, SAFE_OPEN_NOFOLLOW, (uint64_t)sst->st_size,
+		       &st, NULL, 0);
 	if (fd >= 0) {
-		bool reuse = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-			     st.st_size == sst->st_size &&
+		bool reuse = st.st_size == sst->st_size &&
 			     st.st_uid == t->uid && st.st_nlink == 1 &&
 			     !(st.st_mode & 022) &&
 			     same_content(fd, src, sst->st_size);

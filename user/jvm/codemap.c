@@ -18,17 +18,16 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "jvm/codemap_internal.h"
 #include "util/err.h"
+#include "util/safe_open.h"
 #include "util/strtab.h"
 
 #define CM_FILE_LIMIT		(256ull << 20)	/* refuse bigger map files */
@@ -458,17 +457,75 @@ cleanup:
 	return 0;
 }
 
+/*
+ * The users a map of pid may belong to: the owner of /proc/PID and the
+ * effective and file-system uids of its status (a JVM made non-dumpable
+ * leaves /proc/PID to root). 0, or -errno when pid cannot be read.
+ */
+static int jvm_uids(pid_t pid, uid_t uids[3])
+{
+	char path[64], line[256];
+	unsigned long r, e, sv, fs;
+	struct stat st;
+	FILE *f;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st))
+		return -errno;
+	uids[0] = uids[1] = uids[2] = st.st_uid;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Uid: %lu %lu %lu %lu", &r, &e, &sv, &fs) == 4) {
+			uids[1] = (uid_t)e;
+			uids[2] = (uid_t)fs;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A map is trusted as the JVM's only when the JVM's user owns it: anyone
+ * can create /dev/shm/asgst-<pid>.map before the agent does, and what it
+ * says decides how that JVM's stacks are read.
+ */
+static int check_owner(const struct stat *st, pid_t pid, const char *display,
+		       char *err, size_t errlen)
+{
+	char why[200];
+	uid_t uids[3] = { 0, 0, 0 };
+	int ret;
+
+	ret = jvm_uids(pid, uids);
+	if (ret) {
+		snprintf(why, sizeof(why), "cannot read the owner of pid %d (%s)",
+			 (int)pid, strerror(-ret));
+		return fail_line(err, errlen, ret == -ENOENT ? -ESRCH : ret,
+				 display, pid, why);
+	}
+	if (st->st_uid == uids[0] || st->st_uid == uids[1] ||
+	    st->st_uid == uids[2])
+		return 0;
+	snprintf(why, sizeof(why),
+		 "owned by uid %u, not by uid %u the JVM runs as (refused: remove the file and restart the JVM or attach again)",
+		 (unsigned)st->st_uid, (unsigned)uids[1]);
+	return fail_line(err, errlen, -EPERM, display, pid, why);
+}
+
+/* root: a directory taken as "/" for path; pid > 0: the JVM the map is of */
 static int open_common(struct codemap **out, const char *root,
 		       const char *path, pid_t pid, char *err, size_t errlen)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
-			 O_NOCTTY,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
+	char why[SAFE_OPEN_WHY_MAX];
 	char *display = NULL;
-	const char *why;
-	int dirfd = -1, fd, ret, e;
+	struct stat st;
+	int dirfd = -1, fd, ret;
 
 	*out = NULL;
 	display = join_path(root, path);
@@ -476,41 +533,31 @@ static int open_common(struct codemap **out, const char *root,
 		return err__set(err, errlen, -ENOMEM, "code map: out of memory");
 	dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
-		e = errno;
-		why = strerror(e);
-		goto fail;
+		ret = fail_line(err, errlen, -errno, display, pid,
+				strerror(errno));
+		goto cleanup;
 	}
-	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	fd = safe_open(dirfd, path, SAFE_OPEN_NOFOLLOW, CM_FILE_LIMIT, &st,
+		       why, sizeof(why));
 	if (fd < 0) {
-		e = errno;
-		switch (e) {
-		case ELOOP:
-			why = "is a symbolic link (refused)";
-			break;
-		case EXDEV:
-			why = "path leaves its root (refused)";
-			break;
-		case ENOENT:
-			why = "does not exist (no agent in this JVM? see asgst-bpf attach)";
-			break;
-		case ENOSYS:
-			why = "openat2 is not available (kernel older than 5.6)";
-			break;
-		default:
-			why = strerror(e);
-		}
-		goto fail;
+		ret = fail_line(err, errlen, fd, display, pid, fd == -ENOENT ?
+				"does not exist (no agent in this JVM? see asgst-bpf attach)" :
+				why);
+		goto cleanup;
 	}
-	close(dirfd);
+	if (pid > 0) {
+		ret = check_owner(&st, pid, display, err, errlen);
+		if (ret) {
+			close(fd);
+			goto cleanup;
+		}
+	}
 	ret = open_fd_common(out, fd, display, pid, true, err, errlen);
-	free(display);
-	return ret;
-fail:
-	fail_line(err, errlen, -e, display, pid, why);
+cleanup:
 	if (dirfd >= 0)
 		close(dirfd);
 	free(display);
-	return -e;
+	return ret;
 }
 
 int codemap__open(struct codemap **out, const char *root, const char *path,

@@ -14,9 +14,12 @@
 
 #include "jvm/jvm_discover.h"
 #include "util/err.h"
+#include "util/safe_open.h"
 
 /* a JVM's cmdline or release file larger than this is cut: enough to see */
 #define PROC_TEXT_MAX	(256u << 10)
+/* a JDK's release file is a few KiB; a bigger one is not a JDK's */
+#define RELEASE_MAX	(1u << 20)
 
 static int read_fd_text(int fd, char *buf, size_t len)
 {
@@ -444,14 +447,20 @@ int jvm_discover__java_home(const char *libjvm, char *out, size_t outlen)
 /* JAVA_VERSION of the JDK at home, read inside the target's root */
 static void read_version(pid_t pid, const char *home, char *out, size_t len)
 {
-	char path[PATH_MAX + 16], buf[8192];
-	int fd, n;
+	char path[PATH_MAX + 16], buf[8192], root[64];
+	int fd, rfd, n;
 
 	out[0] = '\0';
 	if (snprintf(path, sizeof(path), "%s/release", home) >=
 	    (int)sizeof(path))
 		return;
-	fd = jvm_discover__open_in_root(pid, path, O_RDONLY | O_NOFOLLOW);
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return;
+	/* a FIFO or a device there must not stall or touch anything */
+	fd = safe_open(rfd, path, SAFE_OPEN_NOFOLLOW, RELEASE_MAX, NULL, NULL, 0);
+	close(rfd);
 	if (fd < 0)
 		return;
 	n = read_fd_text(fd, buf, sizeof(buf));

@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "output/output.h"
 #include "profile/profile.h"
+#include "util/safe_open.h"
 
 bool output__supported(enum output_format f)
 {
@@ -15,6 +17,8 @@ bool output__supported(enum output_format f)
 int output__open(struct output *o, const char *path, enum output_format f,
 		 char *err, size_t errlen)
 {
+	int fd;
+
 	o->path = path;
 	o->format = f;
 	if (!path || strcmp(path, "-") == 0) {
@@ -22,12 +26,16 @@ int output__open(struct output *o, const char *path, enum output_format f,
 		o->f = stdout;
 		return 0;
 	}
-	o->f = fopen(path, "w");
-	if (!o->f) {
-		int e = errno;
+	/* 0600: a profile names the code of every process sampled */
+	fd = safe_create(path);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = fd < 0 ? -fd : errno;
 
+		if (fd >= 0)
+			close(fd);
 		snprintf(err, errlen, "cannot write %s: %s (choose another -o)",
-			 path, strerror(e));
+			 path, e == ELOOP ? "is a symbolic link (refused)" :
+			 strerror(e));
 		return -e;
 	}
 	return 0;

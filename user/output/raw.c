@@ -11,6 +11,7 @@
 #include "profile/profile.h"
 #include "decode/asgst.h"
 #include "output/raw.h"
+#include "util/safe_open.h"
 #include "util/strtab.h"
 #include "trace.h"
 
@@ -37,17 +38,20 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 	struct raw_file_hdr h = { .version = RAW_VERSION,
 				  .hdr_size = sizeof(h) };
 	struct raw_writer *w = calloc(1, sizeof(*w));
-	int e;
+	int e, fd;
 
 	if (!w)
 		return -ENOMEM;
 	w->path = strdup(path);
-	w->f = fopen(path, "w");
-	if (!w->f || !w->path) {
-		e = errno ? errno : ENOMEM;
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
-		if (w->f)
-			fclose(w->f);
+	/* 0600: raw stack memory of every process sampled */
+	fd = w->path ? safe_create(path) : -ENOMEM;
+	if (fd < 0 || !(w->f = fdopen(fd, "w"))) {
+		e = fd < 0 ? -fd : errno ? errno : ENOMEM;
+		snprintf(err, errlen, "cannot write %s: %s", path,
+			 e == ELOOP ? "is a symbolic link (refused)" :
+			 strerror(e));
+		if (fd >= 0)
+			close(fd);
 		free(w->path);
 		free(w);
 		return -e;

@@ -32,6 +32,7 @@
 #include "sampler.h"
 #include "profile/profile.h"
 #include "util/u64map.h"
+#include "util/safe_open.h"
 #include "util/strtab.h"
 #include "trace.h"
 #include "output/writers.h"
@@ -290,7 +291,8 @@ static uint32_t module_build_id(struct pp *pp, const char *path)
 
 	if (path[0] != '/')
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a module path a target chose: never a FIFO or a device */
+	fd = safe_open(SAFE_OPEN_HOST, path, 0, ELF_FILE_MAX, NULL, NULL, 0);
 	if (fd < 0)
 		return 0;
 	n = elf_read_build_id(fd, id, sizeof(id));

@@ -9,21 +9,23 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "symbols/elf_symbols.h"
+#include "util/safe_open.h"
 
 #define MAX_LOADS	16
 #define MAX_SYMS	(1u << 24)	/* 16M: beyond any real module */
 #define NESTED_SCAN	8
+#define ELF_MAX_SECTIONS	65536	/* far beyond any linked module */
+#define ELF_SECTION_MAX	(512ull << 20)	/* a symbol or string table */
+#define ELF_SMALL_SCN_MAX	(1u << 20)	/* notes, section names */
+#define CRC_CHUNK	(1u << 20)
 
 struct esym {
 	uint64_t addr;
@@ -60,23 +62,68 @@ static void elf_init(void)
 	}
 }
 
-int elf_open_in_root(int root_fd, const char *path)
+/* an n-byte unsigned field in the file's byte order */
+static uint64_t rd_uint(const uint8_t *p, int n, bool be)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd;
+	uint64_t v = 0;
 
-	if (!path || !*path)
-		return -EINVAL;
-	if (root_fd < 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		return fd < 0 ? -errno : (int)fd;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[be ? n - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/*
+ * libelf sizes its tables by the header's counts, bounded only by the file
+ * size: a forged count in a big sparse file would cost gigabytes before
+ * anything is checked. Section and program header counts beyond what any
+ * real module has are refused here, from the header alone.
+ */
+static bool elf_counts_sane(int fd)
+{
+	uint8_t h[64], s0[64];
+	uint64_t shoff, shnum, phnum;
+	bool is64, be;
+
+	if (pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h, ELFMAG, SELFMAG))
+		return true;	/* not ELF: libelf says so itself */
+	is64 = h[EI_CLASS] == ELFCLASS64;
+	be = h[EI_DATA] == ELFDATA2MSB;
+	shoff = is64 ? rd_uint(h + 0x28, 8, be) : rd_uint(h + 0x20, 4, be);
+	phnum = is64 ? rd_uint(h + 0x38, 2, be) : rd_uint(h + 0x2c, 2, be);
+	shnum = is64 ? rd_uint(h + 0x3c, 2, be) : rd_uint(h + 0x30, 2, be);
+	if (phnum == PN_XNUM)
+		return false;
+	if (shnum == 0 && shoff != 0) {
+		/* extended numbering: the count is section 0's sh_size */
+		if (shoff > INT64_MAX ||
+		    pread(fd, s0, sizeof(s0), (off_t)shoff) != (ssize_t)sizeof(s0))
+			return false;
+		shnum = is64 ? rd_uint(s0 + 0x20, 8, be) : rd_uint(s0 + 0x14, 4, be);
 	}
-	/* symlinks inside the container resolve against its root, never ours */
-	fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-	return fd < 0 ? -errno : (int)fd;
+	return shnum <= ELF_MAX_SECTIONS;
+}
+
+/*
+ * ELF_C_READ, not ELF_C_READ_MMAP: libelf preads what it needs into its
+ * own memory, so a file truncated under us is a read error, not SIGBUS.
+ */
+static Elf *elf_begin_fd(int fd)
+{
+	elf_init();
+	if (!elf_counts_sane(fd))
+		return NULL;
+	return elf_begin(fd, ELF_C_READ, NULL);
+}
+
+/* a section libelf would read whole is no bigger than max */
+static bool scn_size_ok(Elf *e, size_t idx, uint64_t max)
+{
+	Elf_Scn *scn = elf_getscn(e, idx);
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) &&
+	       (sh.sh_type == SHT_NOBITS || sh.sh_size <= max);
 }
 
 void elf_build_id_hex(const uint8_t *id, size_t len, char *buf)
@@ -102,7 +149,8 @@ static size_t find_build_id(Elf *e, uint8_t *id, size_t cap)
 		size_t off = 0, noff, doff;
 		GElf_Nhdr nh;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    sh.sh_size > ELF_SMALL_SCN_MAX)
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf)
@@ -124,8 +172,7 @@ int elf_read_build_id(int fd, uint8_t *id, size_t cap)
 	Elf *e;
 	size_t n;
 
-	elf_init();
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	e = elf_begin_fd(fd);
 	if (!e)
 		return -ENOEXEC;
 	if (elf_kind(e) != ELF_K_ELF) {
@@ -185,7 +232,8 @@ static long add_symbols(struct elf_module *m, Elf *e, Elf64_Word type,
 		size_t i, n;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
-		    sh.sh_entsize == 0)
+		    sh.sh_entsize == 0 || sh.sh_size > ELF_SECTION_MAX ||
+		    !scn_size_ok(e, sh.sh_link, ELF_SECTION_MAX))
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf)
@@ -296,7 +344,8 @@ static int read_debuglink(Elf *e, char *name, size_t cap, uint32_t *crc)
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
-	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+	if (elf_getshdrstrndx(e, &shstrndx) != 0 ||
+	    !scn_size_ok(e, shstrndx, ELF_SMALL_SCN_MAX))
 		return -ENOENT;
 	while ((scn = elf_nextscn(e, scn)) != NULL) {
 		GElf_Shdr sh;
@@ -307,6 +356,8 @@ static int read_debuglink(Elf *e, char *name, size_t cap, uint32_t *crc)
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		sn = elf_strptr(e, shstrndx, sh.sh_name);
+		if (sn && !strcmp(sn, ".gnu_debuglink") && sh.sh_size > 4096)
+			return -ENOENT;
 		if (!sn || strcmp(sn, ".gnu_debuglink") != 0)
 			continue;
 		d = elf_getdata(scn, NULL);
@@ -325,32 +376,58 @@ static int read_debuglink(Elf *e, char *name, size_t cap, uint32_t *crc)
 	return -ENOENT;
 }
 
+/* pread in chunks, never mmap: the file may be truncated while read */
 static bool file_crc_matches(int fd, uint32_t want)
 {
 	struct stat st;
-	void *p;
+	uint64_t done = 0;
+	Bytef *buf;
 	uLong crc;
+	bool ok = false;
 
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > ELF_FILE_MAX)
 		return false;
-	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
+	buf = malloc(CRC_CHUNK);
+	if (!buf)
 		return false;
 	/* zlib's crc32 is the CRC that .gnu_debuglink records */
 	crc = crc32(0L, Z_NULL, 0);
-	{
-		off_t done = 0;
+	while (done < (uint64_t)st.st_size) {
+		size_t want_n = (uint64_t)st.st_size - done > CRC_CHUNK ?
+				CRC_CHUNK : (size_t)((uint64_t)st.st_size - done);
+		ssize_t r = pread(fd, buf, want_n, (off_t)done);
 
-		while (done < st.st_size) {
-			uInt chunk = st.st_size - done > (1 << 30) ?
-				     (1 << 30) : (uInt)(st.st_size - done);
-
-			crc = crc32(crc, (const Bytef *)p + done, chunk);
-			done += chunk;
-		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			goto cleanup;	/* shrank under us, or unreadable */
+		crc = crc32(crc, buf, (uInt)r);
+		done += (uint64_t)r;
 	}
-	munmap(p, st.st_size);
-	return (uint32_t)crc == want;
+	ok = (uint32_t)crc == want;
+cleanup:
+	free(buf);
+	return ok;
+}
+
+/*
+ * A debug file candidate: fd, or -errno. A file that is there but refused
+ * (not a regular file, a link out of its root, too big) is noted in
+ * o->refused, the first one only, for the caller's message.
+ */
+static int open_debug(const struct elf_module_opts *o, int root_fd,
+		      const char *path)
+{
+	char why[SAFE_OPEN_WHY_MAX];
+	int fd = safe_open(root_fd, path, 0, ELF_FILE_MAX, NULL, why,
+			   sizeof(why));
+
+	if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR && o && o->refused &&
+	    o->refusedlen && !o->refused[0])
+		snprintf(o->refused, o->refusedlen, "debug file %s: %s", path,
+			 why);
+	return fd;
 }
 
 /* a separate debug file with the same build-id (if we know it); fd or -1 */
@@ -369,12 +446,12 @@ static int open_debug_file(struct elf_module *m, Elf *e,
 		elf_build_id_hex(m->build_id, m->build_id_len, hex);
 		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
 			 root, hex, hex + 2);
-		fd = elf_open_in_root(-1, path);
+		fd = open_debug(o, SAFE_OPEN_HOST, path);
 		if (fd < 0 && root_fd >= 0) {
 			snprintf(path, sizeof(path),
 				 ELF_DEFAULT_DEBUG_ROOT "/.build-id/%.2s/%s.debug",
 				 hex, hex + 2);
-			fd = elf_open_in_root(root_fd, path);
+			fd = open_debug(o, root_fd, path);
 		}
 		if (fd >= 0) {
 			uint8_t id[ELF_BUILD_ID_MAX];
@@ -407,11 +484,11 @@ static int open_debug_file(struct elf_module *m, Elf *e,
 			r = snprintf(path, sizeof(path), "%s/.debug/%s", dir, link);
 		else {
 			r = snprintf(path, sizeof(path), "%s%s/%s", root, dir, link);
-			rfd = -1;
+			rfd = SAFE_OPEN_HOST;
 		}
 		if (r < 0 || (size_t)r >= sizeof(path))
 			continue;
-		fd = elf_open_in_root(rfd, path);
+		fd = open_debug(o, rfd, path);
 		if (fd < 0)
 			continue;
 		if (file_crc_matches(fd, crc)) {
@@ -463,7 +540,7 @@ static struct elf_module *load_elf(Elf *e, const struct elf_module_opts *o,
 			int dfd = open_debug_file(m, e, o, &src);
 
 			if (dfd >= 0) {
-				Elf *de = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+				Elf *de = elf_begin_fd(dfd);
 
 				if (de && elf_kind(de) == ELF_K_ELF) {
 					n = add_symbols(m, de, SHT_SYMTAB, &cap);
@@ -495,8 +572,7 @@ struct elf_module *elf_module__load(int fd, const struct elf_module_opts *o)
 	struct elf_module *m;
 	Elf *e;
 
-	elf_init();
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	e = elf_begin_fd(fd);
 	if (!e) {
 		errno = ENOEXEC;
 		return NULL;

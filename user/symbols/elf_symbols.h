@@ -4,6 +4,9 @@
  * .dynsym plus a separate debug file (by build-id under DEBUG_ROOT/.build-id/,
  * then .gnu_debuglink next to the file, in .debug/, in DEBUG_ROOT/<dir>),
  * sorted for binary search; PT_LOAD headers for the load bias; build-id.
+ * Files are read with pread (libelf ELF_C_READ), never mapped, and debug
+ * files are opened with safe_open(): a file that changes or shrinks while
+ * it is read is an error, not a crash.
  */
 #ifndef ASGST_ELF_SYMBOLS_H
 #define ASGST_ELF_SYMBOLS_H
@@ -14,6 +17,8 @@
 
 #define ELF_BUILD_ID_MAX	64
 #define ELF_DEFAULT_DEBUG_ROOT	"/usr/lib/debug"
+/* module and debug files bigger than this are not read */
+#define ELF_FILE_MAX		(4ull << 30)
 
 struct elf_module;
 
@@ -22,6 +27,9 @@ struct elf_module_opts {
 	int root_fd;		/* dirfd of the process root, -1 = host "/" */
 	const char *path;	/* path of the module inside that root (for
 				 * .gnu_debuglink directories), may be NULL */
+	char *refused;		/* out, may be NULL: the first debug file
+				 * found but refused, "debug file PATH: why" */
+	size_t refusedlen;
 };
 
 /* where a module's symbols came from (elf_module__sources bits) */
@@ -29,9 +37,6 @@ struct elf_module_opts {
 #define ELF_SRC_DYNSYM		(1u << 1)
 #define ELF_SRC_DEBUG_BUILDID	(1u << 2)
 #define ELF_SRC_DEBUG_LINK	(1u << 3)
-
-/* open path under root_fd (openat2 RESOLVE_IN_ROOT), -1 = plain open; fd or -errno */
-int elf_open_in_root(int root_fd, const char *path);
 
 /* build-id of the ELF file on fd (file offset untouched); length or -errno */
 int elf_read_build_id(int fd, uint8_t *id, size_t cap);

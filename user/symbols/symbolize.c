@@ -4,8 +4,9 @@
  *
  * Processes: pid -> sorted mappings, each with its module and load bias,
  * read from /proc/PID/maps. Module files are opened through /proc/PID/root
- * with openat2(RESOLVE_IN_ROOT), so a container's "/usr/lib/x.so" is the
- * container's file and no link can lead outside that root; deleted or
+ * with safe_open() (openat2 RESOLVE_IN_ROOT, regular files only, nothing
+ * that can block), so a container's "/usr/lib/x.so" is the container's
+ * file and no link can lead outside that root; deleted, replaced or
  * unreachable files are read through /proc/PID/map_files/START-END. Modules
  * of executable mappings are resolved when the maps are read, so the
  * samples of a process that has exited since still decode.
@@ -15,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@
 #include "symbols/elf_symbols.h"
 #include "symbols/kallsyms.h"
 #include "symbols/maps.h"
+#include "util/safe_open.h"
 #include "util/strtab.h"
 #include "symbols/symbolize.h"
 
@@ -276,7 +279,7 @@ static int open_mapping(struct symbolizer *sz, pid_t pid, int root_fd,
 	int fd = -ENOENT;
 
 	if (!e->deleted && root_fd >= 0) {
-		fd = elf_open_in_root(root_fd, e->path);
+		fd = safe_open(root_fd, e->path, 0, ELF_FILE_MAX, NULL, NULL, 0);
 		if (fd >= 0)
 			sz->stats.open_root++;
 	}
@@ -284,10 +287,9 @@ static int open_mapping(struct symbolizer *sz, pid_t pid, int root_fd,
 		/* deleted, replaced or unreachable in the root: the mapped file */
 		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid,
 			 (unsigned long long)e->start, (unsigned long long)e->end);
-		fd = open(mf, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			fd = -errno;
-		else
+		fd = safe_open(SAFE_OPEN_HOST, mf, SAFE_OPEN_PROC_LINK,
+			       ELF_FILE_MAX, NULL, NULL, 0);
+		if (fd >= 0)
 			sz->stats.open_map_files++;
 	}
 	if (fd < 0)
@@ -301,10 +303,13 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 	uint32_t h = hash64(((uint64_t)e->dev_major << 40) ^
 			    ((uint64_t)e->dev_minor << 20) ^ e->inode) %
 		     MOD_BUCKETS;
+	char refused[PATH_MAX + 128] = "";
 	struct elf_module_opts o = {
 		.debug_root = sz->debug_root,
 		.root_fd = root_fd,
 		.path = e->path,
+		.refused = refused,
+		.refusedlen = sizeof(refused),
 	};
 	uint8_t id[ELF_BUILD_ID_MAX];
 	struct elf_module *elf;
@@ -341,6 +346,17 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 	}
 	elf = elf_module__load(fd, &o);
 	close(fd);
+	/* said only when no other debug file stood in for the refused one */
+	if (refused[0] && elf && !(elf_module__sources(elf) &
+				   (ELF_SRC_DEBUG_BUILDID | ELF_SRC_DEBUG_LINK))) {
+		sz->stats.debug_refused++;
+		if (pid > 0)
+			fprintf(stderr, "warning: pid %d: %s: symbols of %s come from its own tables only\n",
+				(int)pid, refused, e->path);
+		else
+			fprintf(stderr, "warning: %s: symbols of %s come from its own tables only\n",
+				refused, e->path);
+	}
 	if (!elf) {
 		m = NULL;
 		goto remember;

@@ -84,6 +84,7 @@ struct symbolizer_stats {
 	size_t open_root;	/* opened via /proc/PID/root (openat2) */
 	size_t open_map_files;	/* via /proc/PID/map_files fallback */
 	size_t open_failed;	/* unreachable: pcs shown as module+0xoff */
+	size_t debug_refused;	/* debug files refused (FIFO, device, size) */
 	size_t map_reads;	/* /proc/PID/maps reads */
 };
 void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out);
