@@ -4,6 +4,7 @@
  * through the pipeline until the duration ends, the command exits or the
  * user presses Ctrl-C, then write the profile.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,10 +29,12 @@
 #include "profile/pipeline.h"
 #include "profile/profile.h"
 #include "output/raw.h"
+#include "output/switch_name.h"
 #include "output/writers.h"
 
 #define MAX_FREQ	100000
 #define MAX_OUTPUTS	8
+#define MAX_SWITCH_S	(366ull * 24 * 3600)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -59,6 +62,8 @@ struct record_args {
 	bool no_attach;
 	bool quiet;
 	bool stats;
+	uint64_t switch_ns;	/* --switch-output: a period; 0: one file */
+	uint32_t switch_max;	/* --switch-max-files; 0: keep them all */
 	struct filter filter;
 	char **cmd;		/* -- COMMAND */
 };
@@ -225,6 +230,41 @@ static int opt_window(const struct cli_call *c, const char *arg)
 	return CLI_OK;
 }
 
+/* TIME: whole seconds, or with a unit: 30s, 5m, 1h, 1d */
+static int opt_switch_output(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+	unsigned long long v;
+	uint64_t unit = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end && !end[1]) {
+		switch (*end) {
+		case 's': unit = 1; end++; break;
+		case 'm': unit = 60; end++; break;
+		case 'h': unit = 3600; end++; break;
+		case 'd': unit = 24 * 3600; end++; break;
+		}
+	}
+	if (errno || end == arg || *end || !isdigit((unsigned char)*arg) ||
+	    !v || v > MAX_SWITCH_S / unit)
+		return options__error(c->cmd, "--switch-output: '%s' is not a "
+				      "time (a whole number of s, m, h or d, "
+				      "at least 1s: 30s, 5m, 1h)", arg);
+	a->switch_ns = v * unit * 1000000000ull;
+	return CLI_OK;
+}
+
+static int opt_switch_max(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+
+	return set_u32(c, arg, 1, 1000000, false, &a->switch_max,
+		       "--switch-max-files", "a number of files (at least 1)");
+}
+
 static const struct cli_option record_opts[] = {
 	CLI_TEXT("Targets (one of):"),
 	CLI_OPT("all", 'a', NULL, "every process on the host", opt_all),
@@ -255,6 +295,16 @@ static const struct cli_option record_opts[] = {
 		   "from -o's extension: .collapsed .folded .txt\n"
 		   ".json .pb.gz .pprof .html .asgst)",
 		   struct record_args, format),
+	CLI_OPT("switch-output", 0, "TIME",
+		"a new set of files every TIME (30s, 5m, 1h, 1d):\n"
+		"each -o FILE is written per period, named with\n"
+		"the UTC time the period began before the\n"
+		"extension (x.20261203T112233Z.json) or at %t",
+		opt_switch_output),
+	CLI_OPT("switch-max-files", 0, "N",
+		"with --switch-output: keep only the newest N\n"
+		"files of each output (older ones of this\n"
+		"recording are deleted)", opt_switch_max),
 	CLI_OPT("stack-window", 0, "BYTES",
 		"copy up to this many user-stack bytes per sample\n"
 		"for every process, less where the thread's\n"
@@ -290,6 +340,20 @@ static const struct cli_command record_cmd = {
 	/* "-- CMD -x": -x stays CMD's */
 	.in_order = true,
 };
+
+/* --switch-output writes a file per period and output */
+static int check_switch(const struct record_args *a)
+{
+	if (a->switch_max && !a->switch_ns)
+		return options__error(&record_cmd, "--switch-max-files goes "
+				      "with --switch-output");
+	for (size_t i = 0; a->switch_ns && i < a->nout; i++)
+		if (!a->outputs[i] || !strcmp(a->outputs[i], "-"))
+			return options__error(&record_cmd, "--switch-output "
+					      "writes files: give each output "
+					      "with -o FILE");
+	return CLI_OK;
+}
 
 /* each output's format: -f, else its extension; stdout's by who reads it */
 static int resolve_formats(struct record_args *a)
@@ -329,7 +393,7 @@ static int resolve_formats(struct record_args *a)
 		return options__error(&record_cmd, "-f goes with a single -o; "
 				      "with several, each output's extension "
 				      "gives its format");
-	return CLI_OK;
+	return check_switch(a);
 }
 
 /* CLI_OK, CLI_HELP (said) or CLI_BAD (said) */
@@ -518,9 +582,9 @@ static void keep_recording(const struct profile *prof, const char *why)
 	snprintf(path, sizeof(path), "%s/asgst-bpf-%d-XXXXXX.asgst", dir,
 		 (int)getpid());
 	fd = mkstemps(path, 6);
-	if (fd < 0)
+	if (fd < 0) {
 		rc = -errno;
-	else {
+	} else {
 		close(fd);
 		rc = raw_writer__open(&w, path, err, sizeof(err));
 	}
@@ -593,7 +657,57 @@ struct recording {
 	uint64_t t0;		/* sampling started */
 	uint64_t decode_ns;	/* for --stats */
 	uint64_t st[ASGST_STAT_MAX];	/* the sampler's, at the end */
+	/* --switch-output: the period being recorded */
+	uint64_t period_t0;	/* it began (CLOCK_MONOTONIC) */
+	uint64_t next_switch;
+	uint64_t st0[ASGST_STAT_MAX];	/* the sampler's, as it began */
+	char names[MAX_OUTPUTS][PATH_MAX];	/* its files */
+	struct switch_files kept[MAX_OUTPUTS];	/* --switch-max-files */
+	time_t began;		/* its name's time */
+	unsigned periods;	/* written before it */
+	size_t stacks_before;	/* their stacks */
+	bool period_failed;	/* a period's output failed: exit 1 */
 };
+
+/* a period's files: -o's paths with the time it began (CLOCK_REALTIME) */
+static int open_period_outputs(struct recording *r, time_t began)
+{
+	char err[512];
+	bool raw = false;
+	int rc, ret = 0;
+
+	/* a late switch can begin in its predecessor's second: a name of its
+	 * own, never the file just written */
+	if (r->began && began <= r->began)
+		began = r->began + 1;
+	r->began = began;
+	for (size_t i = 0; i < r->a.nout; i++) {
+		if (r->a.formats[i] == OUT_RAW && raw)
+			continue;	/* one raw file is enough */
+		rc = switch_name__format(r->names[i], sizeof(r->names[i]),
+					 r->a.outputs[i], began);
+		if (rc) {
+			snprintf(err, sizeof(err), "cannot write %s: the "
+				 "period's file name is too long",
+				 r->a.outputs[i]);
+		} else if (r->a.formats[i] == OUT_RAW) {
+			raw = true;
+			r->raw_idx = i;
+			rc = raw_writer__open(&r->raw, r->names[i], err,
+					      sizeof(err));
+		} else {
+			rc = output__open(&r->out[i], r->names[i],
+					  r->a.formats[i], err, sizeof(err));
+		}
+		if (rc) {
+			/* no file (out[i].f or raw NULL): at the period's
+			 * end its profile goes to keep_recording() */
+			fprintf(stderr, "asgst-bpf record: %s\n", err);
+			ret = 1;
+		}
+	}
+	return ret;
+}
 
 /* open the outputs now: a bad path fails before anything is recorded */
 static int open_outputs(struct recording *r)
@@ -601,6 +715,11 @@ static int open_outputs(struct recording *r)
 	char err[512];
 	int rc;
 
+	if (r->a.switch_ns) {
+		for (size_t i = 0; i < r->a.nout; i++)
+			r->kept[i].max = r->a.switch_max;
+		return open_period_outputs(r, time(NULL));
+	}
 	for (size_t i = 0; i < r->a.nout; i++) {
 		if (r->a.formats[i] == OUT_RAW) {
 			if (r->raw)
@@ -715,6 +834,8 @@ static int start(struct recording *r)
 	sigaction(SIGTERM, &sa, NULL);
 	r->tty = !r->a.quiet && isatty(STDERR_FILENO);
 	r->t0 = mono_ns();
+	r->period_t0 = r->t0;
+	r->next_switch = r->t0 + r->a.switch_ns;
 	if (r->go_fd < 0)
 		return 0;
 	rc = start_command(r->go_fd, r->exec_fd);
@@ -755,6 +876,58 @@ static bool targets_gone(struct recording *r, uint64_t now,
 	return true;
 }
 
+/* the period's figures: the sampler's counters (r->st, just read) since
+ * it began */
+static void period_meta(struct recording *r, uint64_t end_ns)
+{
+	struct profile_meta *m = profile__meta(r->prof);
+	const uint64_t *st = r->st, *st0 = r->st0;
+
+	m->end_ns = end_ns;
+	m->duration_ns = end_ns - r->period_t0;
+	m->samples = st[ASGST_STAT_SAMPLES] - st0[ASGST_STAT_SAMPLES];
+	m->lost = st[ASGST_STAT_LOST] - st0[ASGST_STAT_LOST];
+	m->events = r->co.events;
+	m->offcpu_events = st[ASGST_STAT_OFFCPU] - st0[ASGST_STAT_OFFCPU];
+	m->offcpu_lost = st[ASGST_STAT_OFFCPU_LOST] -
+			 st0[ASGST_STAT_OFFCPU_LOST];
+	m->offcpu_capture_ns = st[ASGST_STAT_OFFCPU_CAPTURE_NS] -
+			       st0[ASGST_STAT_OFFCPU_CAPTURE_NS];
+}
+
+static int write_outputs(struct recording *r);
+
+/*
+ * --switch-output: the period ends. Its profile holds the samples decoded
+ * in it; those still in the delay queue (or off-CPU stacks waiting for
+ * their thread to run again) are decoded into the next one. Only the
+ * profile is dropped: processes, symbols and code maps stay.
+ */
+static void switch_period(struct recording *r, uint64_t now)
+{
+	capture__stats(r->cap, r->st);
+	period_meta(r, now);
+	if (write_outputs(r))
+		r->period_failed = true;
+	r->periods++;
+	r->stacks_before += profile__nstacks(r->prof);
+	profile__reset(r->prof);
+	memcpy(r->st0, r->st, sizeof(r->st0));
+	r->period_t0 = now;
+	/* a period that ran late (a slow write): the next on the beat */
+	while (r->next_switch <= now)
+		r->next_switch += r->a.switch_ns;
+	if (open_period_outputs(r, time(NULL)))
+		r->period_failed = true;
+	/* with no raw output the pipeline never had one */
+	if (r->a.formats[r->raw_idx] == OUT_RAW &&
+	    pipeline__set_raw(r->pl, r->raw)) {
+		fprintf(stderr, "asgst-bpf record: %s: the code maps could "
+			"not be copied\n", r->names[r->raw_idx]);
+		r->period_failed = true;
+	}
+}
+
 /* sample and decode until the duration ends, Ctrl-C or the targets exit */
 static void run(struct recording *r)
 {
@@ -779,6 +952,8 @@ static void run(struct recording *r)
 			break;
 		if (targets_gone(r, now, &last_alive))
 			break;
+		if (r->a.switch_ns && now >= r->next_switch)
+			switch_period(r, now);
 		if (r->tty && now - last_status >= 250000000ull) {
 			status_line(r->pl, r->cap, now - r->t0);
 			last_status = now;
@@ -789,54 +964,78 @@ static void run(struct recording *r)
 /* the last records decoded, the profile's figures filled in */
 static void finish(struct recording *r)
 {
-	struct profile_meta *m = profile__meta(r->prof);
-	uint64_t t_dec;
+	uint64_t end_ns, t_dec;
 
 	/* whatever is in the ring buffer still counts */
 	capture__drain(r->cap, on_record, r->pl);
-	m->end_ns = mono_ns();
-	m->duration_ns = m->end_ns - r->t0;
+	/* the counters now, with the ring buffer just drained: the sampler
+	 * goes on (the command still runs) while the last samples decode */
+	capture__stats(r->cap, r->st);
+	end_ns = mono_ns();
 	t_dec = mono_ns();
-	pipeline__finish(r->pl, m->end_ns);
+	pipeline__finish(r->pl, end_ns);
 	r->decode_ns += mono_ns() - t_dec;
 	if (r->tty)
 		fputs("\r\033[K", stderr);
-
-	capture__stats(r->cap, r->st);
-	m->samples = r->st[ASGST_STAT_SAMPLES];
-	m->lost = r->st[ASGST_STAT_LOST];
-	m->events = r->co.events;
-	m->offcpu_events = r->st[ASGST_STAT_OFFCPU];
-	m->offcpu_lost = r->st[ASGST_STAT_OFFCPU_LOST];
-	m->offcpu_capture_ns = r->st[ASGST_STAT_OFFCPU_CAPTURE_NS];
+	/* the whole recording, or with --switch-output its last period */
+	period_meta(r, end_ns);
 }
 
-/* write every output; one that fails keeps the recording (keep_recording) */
+/* --switch-max-files: output i's period file was written (rc 0) */
+static void rotate(struct recording *r, size_t i, int rc)
+{
+	if (!rc)
+		rc = switch_files__add(&r->kept[i], r->names[i]);
+	else
+		rc = 0;
+	if (rc)
+		fprintf(stderr, "asgst-bpf record: cannot delete an old file "
+			"of %s: %s\n", r->a.outputs[i], strerror(-rc));
+}
+
+/*
+ * write every output; one that fails keeps the recording (keep_recording);
+ * a period's (--switch-output) files are all written and closed anyway
+ */
 static int write_outputs(struct recording *r)
 {
 	char err[512];
-	int rc;
+	int rc, ret = 0;
 
 	for (size_t i = 0; i < r->a.nout; i++) {
 		if (r->a.formats[i] == OUT_RAW) {
 			if (i != r->raw_idx)
 				continue;
-			rc = pipeline__finish_raw(r->pl);
+			/* no writer: a period's file whose open failed */
+			rc = r->raw ? pipeline__finish_raw(r->pl) : -EBADF;
 			rc = raw_writer__close(r->raw, r->prof) ?: rc;
 			r->raw = NULL;
 			if (rc)
 				snprintf(err, sizeof(err), "writing %s failed: "
-					 "%s", r->a.outputs[i], strerror(-rc));
+					 "%s", r->a.switch_ns ? r->names[i] :
+					 r->a.outputs[i], strerror(-rc));
+		} else if (!r->out[i].f) {
+			/* its open failed, and said so */
+			rc = -EBADF;
+			snprintf(err, sizeof(err), "%s was not written",
+				 r->names[i]);
 		} else {
 			rc = output__write(&r->out[i], r->prof, err,
 					   sizeof(err));
 		}
-		if (rc) {
-			keep_recording(r->prof, err);
-			return 1;
+		if (r->a.switch_ns) {
+			/* complete on disk before the next period's */
+			output__close(&r->out[i]);
+			rotate(r, i, rc);
 		}
+		if (rc && !ret)
+			keep_recording(r->prof, err);
+		if (rc)
+			ret = 1;
+		if (rc && !r->a.switch_ns)
+			break;
 	}
-	return 0;
+	return ret;
 }
 
 /* the closing lines on stderr */
@@ -858,8 +1057,11 @@ static void summary(struct recording *r)
 		"%llu processes (%llu JVMs) ->",
 		(unsigned long long)st[ASGST_STAT_SAMPLES],
 		(unsigned long long)st[ASGST_STAT_LOST],
-		profile__nstacks(r->prof), (unsigned long long)ps.processes,
+		r->stacks_before + profile__nstacks(r->prof),
+		(unsigned long long)ps.processes,
 		(unsigned long long)ps.jvms);
+	if (r->a.switch_ns)
+		fprintf(stderr, " %u periods of", r->periods + 1);
 	for (size_t i = 0; i < r->a.nout; i++)
 		fprintf(stderr, " %s", r->a.outputs[i] ? r->a.outputs[i] :
 			"stdout");
@@ -879,8 +1081,10 @@ static void recording__cleanup(struct recording *r)
 		kill(r->child, SIGTERM);
 		waitpid(r->child, NULL, 0);
 	}
-	for (size_t i = 0; i < MAX_OUTPUTS; i++)
+	for (size_t i = 0; i < MAX_OUTPUTS; i++) {
 		output__close(&r->out[i]);
+		switch_files__free(&r->kept[i]);
+	}
 	raw_writer__close(r->raw, NULL);
 	pipeline__free(r->pl);
 	profile__free(r->prof);
@@ -914,6 +1118,8 @@ int cmd_record(int argc, char **argv)
 	ret = write_outputs(&r);
 	if (!ret)
 		summary(&r);
+	if (r.period_failed)
+		ret = 1;
 cleanup:
 	recording__cleanup(&r);
 	return ret;

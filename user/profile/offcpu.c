@@ -22,19 +22,20 @@ int offcpu__hold(struct offcpu *o, struct queue *qu, struct queued *q,
 	return 0;
 }
 
-void offcpu__end(struct offcpu *o, struct queue *qu,
-		 const struct asgst_sample_hdr *e, uint64_t now_ns)
+struct queued *offcpu__end(struct offcpu *o, struct queue *qu,
+			   const struct asgst_sample_hdr *e, uint64_t now_ns)
 {
 	uint64_t v = u64map__get(&o->pending, e->tid);
 	struct queued *q = (struct queued *)(uintptr_t)v;
 
 	if (v <= 1 || queued__hdr(q)->ktime_ns != e->ktime_ns) {
 		o->stray_end++;	/* its stack was lost */
-		return;
+		return NULL;
 	}
 	u64map__put(&o->pending, e->tid, 1);
 	queued__hdr(q)->weight_ns = e->weight_ns;
 	queue__push(qu, q, now_ns);
+	return q;
 }
 
 void offcpu__flush(struct offcpu *o, struct queue *qu, uint64_t end_ns,

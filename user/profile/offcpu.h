@@ -28,9 +28,10 @@ struct offcpu {
  * q not taken */
 int offcpu__hold(struct offcpu *o, struct queue *qu, struct queued *q,
 		 uint64_t now_ns);
-/* an END record: its stack, weighed, joins the queue */
-void offcpu__end(struct offcpu *o, struct queue *qu,
-		 const struct asgst_sample_hdr *e, uint64_t now_ns);
+/* an END record: its stack, weighed, joins the queue and is returned;
+ * NULL when no stack waited for it */
+struct queued *offcpu__end(struct offcpu *o, struct queue *qu,
+			   const struct asgst_sample_hdr *e, uint64_t now_ns);
 /* the end of the recording (end_ns: the newest time known): every stack
  * still waiting joins the queue */
 void offcpu__flush(struct offcpu *o, struct queue *qu, uint64_t end_ns,

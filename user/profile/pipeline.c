@@ -75,6 +75,37 @@ static size_t record_used_len(const void *data, size_t len)
 	return used < len ? used : len;
 }
 
+/*
+ * Raw recordings keep the records in the order they are decoded, which
+ * report replays: an off-CPU stack is followed by the END that weighed it,
+ * so a file cut between two periods holds both or neither.
+ */
+static void raw_record(struct pipeline *pl, const struct queued *q)
+{
+	raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, q->data,
+			  record_used_len(q->data, q->len), NULL, 0);
+	if (q->end)
+		raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, q->end->data,
+				  record_used_len(q->end->data, q->end->len),
+				  NULL, 0);
+}
+
+/* an END: with its stack (q), else at once (report counts it stray too) */
+static void raw_keep_end(struct pipeline *pl, struct queued *q,
+			 const void *data, size_t len)
+{
+	struct queued *e = queued__new(data, len);
+
+	if (q && e) {
+		q->end = e;
+		return;
+	}
+	if (e)
+		raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, e->data,
+				  record_used_len(e->data, e->len), NULL, 0);
+	free(e);
+}
+
 int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
@@ -84,13 +115,12 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 	pl->stats.records++;
 	if (hdr_ok)
 		procs__get(pl, (pid_t)h->pid, h->comm);
-	if (pl->opts.raw)
-		raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, data,
-				  record_used_len(data, len), NULL, 0);
 	if (hdr_ok && h->ktime_ns > pl->last_ktime)
 		pl->last_ktime = h->ktime_ns;
 	if (hdr_ok && h->event == ASGST_EV_OFFCPU_END) {
-		offcpu__end(&pl->offcpu, &pl->queue, h, mono_ns());
+		q = offcpu__end(&pl->offcpu, &pl->queue, h, mono_ns());
+		if (pl->opts.raw)
+			raw_keep_end(pl, q, data, len);
 		return 0;
 	}
 	q = queued__new(data, len);
@@ -186,9 +216,11 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 			updated = true;
 		}
 		queue__pop(&pl->queue);
+		if (pl->opts.raw)
+			raw_record(pl, q);
 		decode_one(pl, q, now_ns);
 		pl->decode_seq++;
-		free(q);
+		queued__free(q);
 	}
 }
 

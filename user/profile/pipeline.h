@@ -66,6 +66,12 @@ int pipeline__prime(struct pipeline *pl, pid_t pid);
 int pipeline__prime_jvms(struct pipeline *pl);
 /* end of a recording: write what a raw file needs besides the samples */
 int pipeline__finish_raw(struct pipeline *pl);
+/*
+ * The next period of a recording (--switch-output): the samples decoded
+ * from now on go to raw (NULL: none), which also gets again every code map
+ * read so far, so that each file decodes alone. 0 or -errno.
+ */
+int pipeline__set_raw(struct pipeline *pl, struct raw_writer *raw);
 /* report: a process as recorded (maps text; cm may be NULL, taken over;
  * jvm_from_seq: the sample index from which it was decoded as a JVM) */
 int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,

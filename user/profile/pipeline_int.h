@@ -50,6 +50,7 @@ struct pipeline {
 	struct offcpu offcpu;		/* waiting for their END */
 	struct frame *frames;
 	uint64_t decode_seq;		/* samples decoded so far: their index */
+	uint64_t raw_seq0;		/* decode_seq of the raw file's first */
 	uint64_t last_update_ns;	/* code maps last caught up */
 	uint64_t last_ktime;		/* newest record time seen */
 	/* but for queued and offcpu_*: see pipeline__stats() */

@@ -319,10 +319,40 @@ int pipeline__finish_raw(struct pipeline *pl)
 					  sizeof(rcm), hdr, sizeof(hdr));
 		}
 		symbolizer__maps_text(pl->sz, ps->pid, &text, &len);
+		/* the file's samples count from its first */
 		rc = raw_writer__proc(pl->opts.raw, ps->pid, ps->is_jvm,
-				      ps->jvm_from_seq, ps->comm, text, len);
+				      ps->jvm_from_seq > pl->raw_seq0 ?
+				      ps->jvm_from_seq - pl->raw_seq0 : 0,
+				      ps->comm, text, len);
 		if (rc)
 			break;
+	}
+	return rc;
+}
+
+int pipeline__set_raw(struct pipeline *pl, struct raw_writer *raw)
+{
+	int rc = 0;
+
+	pl->opts.raw = raw;
+	pl->raw_seq0 = pl->decode_seq;
+	for (size_t i = 0; i < pl->procs_cap; i++) {
+		struct proc_state *ps = &pl->procs[i];
+
+		if (!ps->used || !ps->cm)
+			continue;
+		if (!raw) {
+			codemap__set_tap(ps->cm, NULL, NULL);
+			continue;
+		}
+		if (!ps->tap && !(ps->tap = malloc(sizeof(*ps->tap)))) {
+			rc = -ENOMEM;
+			continue;
+		}
+		ps->tap->raw = raw;
+		ps->tap->pid = ps->pid;
+		/* the map as read so far, then what is read next */
+		rc = codemap__set_tap(ps->cm, raw_tap, ps->tap) ?: rc;
 	}
 	return rc;
 }

@@ -56,6 +56,31 @@ void profile__free(struct profile *p)
 	free(p);
 }
 
+void profile__reset(struct profile *p)
+{
+	struct profile_meta m = { .frequency_hz = p->meta.frequency_hz,
+				  .events = p->meta.events };
+	uint32_t *slots = calloc(1024, sizeof(*slots));
+
+	for (size_t i = 0; i < p->nstacks; i++)
+		free(p->stacks[i].trace.frames);
+	free(p->stacks);
+	free(p->hashes);
+	p->stacks = NULL;
+	p->hashes = NULL;
+	p->nstacks = 0;
+	p->cap_stacks = 0;
+	p->meta = m;
+	/* back to the first size; without memory keep the big table */
+	if (slots) {
+		free(p->slots);
+		p->slots = slots;
+		p->nslots = 1024;
+	} else {
+		memset(p->slots, 0, p->nslots * sizeof(*p->slots));
+	}
+}
+
 struct strtab *profile__strtab(struct profile *p)
 {
 	return p->strtab;

@@ -37,6 +37,12 @@ struct profile;
 
 struct profile *profile__new(void);
 void profile__free(struct profile *p);
+/*
+ * The next period of a recording (--switch-output): every stack is dropped
+ * and its memory freed; the figures are zeroed but for frequency_hz and
+ * events. The strtab stays: the symbol caches intern into it.
+ */
+void profile__reset(struct profile *p);
 struct strtab *profile__strtab(struct profile *p);
 struct profile_meta *profile__meta(struct profile *p);
 const struct profile_meta *profile__meta_const(const struct profile *p);

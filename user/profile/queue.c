@@ -15,8 +15,17 @@ struct queued *queued__new(const void *data, size_t len)
 	if (!q)
 		return NULL;
 	q->len = len;
+	q->end = NULL;
 	memcpy(q->data, data, len);
 	return q;
+}
+
+void queued__free(struct queued *q)
+{
+	if (!q)
+		return;
+	free(q->end);
+	free(q);
 }
 
 void queue__push(struct queue *qu, struct queued *q, uint64_t now_ns)
@@ -49,5 +58,5 @@ void queue__free(struct queue *qu)
 	struct queued *q;
 
 	while ((q = queue__pop(qu)))
-		free(q);
+		queued__free(q);
 }

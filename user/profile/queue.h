@@ -13,6 +13,9 @@ struct asgst_sample_hdr;
 
 struct queued {
 	struct queued *next;
+	/* raw recordings: the END record that weighed this off-CPU stack,
+	 * written right after it */
+	struct queued *end;
 	uint64_t arrival_ns;
 	size_t len;
 	uint64_t data[];	/* 8-aligned record copy */
@@ -31,6 +34,9 @@ static inline struct asgst_sample_hdr *queued__hdr(struct queued *q)
 {
 	return (struct asgst_sample_hdr *)q->data;
 }
+
+/* q and its END copy */
+void queued__free(struct queued *q);
 
 /* append q, arrived at now_ns */
 void queue__push(struct queue *qu, struct queued *q, uint64_t now_ns);
