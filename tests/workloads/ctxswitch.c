@@ -18,10 +18,11 @@
  * prints "START ping_tid pong_tid", runs SECONDS, ends the
  * threads and prints per thread, measured by the thread itself from its
  * start to its end,
- *   THREAD name tid switches=N cpu_ns=N wall_ns=N
+ *   THREAD name tid switches=N cpu_ns=N wall_ns=N steal_ns=N
  * (switches: voluntary + involuntary, getrusage RUSAGE_THREAD; cpu_ns:
  * CLOCK_THREAD_CPUTIME_ID; so the thread was off the CPU for about
- * wall_ns - cpu_ns), and
+ * wall_ns - cpu_ns; steal_ns: what the host stole from the guest meanwhile,
+ * all CPUs, which is in wall_ns but neither on nor off the CPU), and
  *   DONE rounds=N secs=S rounds_per_s=R switches=N switches_per_s=R
  * (switches of the two ping-pong threads).
  */
@@ -104,6 +105,7 @@ struct cs_thread {
 	long switches;		/* voluntary + involuntary, RUSAGE_THREAD */
 	long long cpu_ns;	/* CLOCK_THREAD_CPUTIME_ID */
 	long long wall_ns;	/* from its start to its end */
+	long long steal_ns;	/* the host's steal time meanwhile, all CPUs */
 };
 
 static struct cs_thread threads[2 + MAX_SPIN];	/* ping, pong, spinners */
@@ -116,9 +118,31 @@ static long long clock_ns(clockid_t c)
 	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
+/*
+ * Time the hypervisor took from this guest's CPUs (/proc/stat "steal", in
+ * USER_HZ ticks, all CPUs). With paravirtual time accounting a stolen
+ * stretch counts in the thread's wall time but not in its CPU time, so
+ * wall - CPU overstates its off-CPU time by up to this much.
+ */
+static long long steal_ns(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n = 0;
+
+	if (f) {
+		n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7]);
+		fclose(f);
+	}
+	return n == 8 ? (long long)v[7] * (1000000000ll / sysconf(_SC_CLK_TCK)) : 0;
+}
+
 static void thread_begin(struct cs_thread *t)
 {
 	pthread_setname_np(pthread_self(), t->name);
+	t->steal_ns = steal_ns();
 	t->wall_ns = clock_ns(CLOCK_MONOTONIC);
 	pthread_mutex_lock(&tid_lock);
 	t->tid = (pid_t)syscall(SYS_gettid);
@@ -134,6 +158,7 @@ static void thread_end(struct cs_thread *t)
 	if (getrusage(RUSAGE_THREAD, &ru) == 0)
 		t->switches = ru.ru_nvcsw + ru.ru_nivcsw;
 	t->wall_ns = clock_ns(CLOCK_MONOTONIC) - t->wall_ns;
+	t->steal_ns = steal_ns() - t->steal_ns;
 }
 
 __attribute__((noinline)) void cs_ping_loop(void)
@@ -240,9 +265,10 @@ int main(int argc, char **argv)
 		pthread_join(threads[i].th, NULL);
 	t1 = now();
 	for (int i = 0; i < n; i++)
-		printf("THREAD %s %d switches=%ld cpu_ns=%lld wall_ns=%lld\n",
-		       threads[i].name, threads[i].tid, threads[i].switches,
-		       threads[i].cpu_ns, threads[i].wall_ns);
+		printf("THREAD %s %d switches=%ld cpu_ns=%lld wall_ns=%lld "
+		       "steal_ns=%lld\n", threads[i].name, threads[i].tid,
+		       threads[i].switches, threads[i].cpu_ns,
+		       threads[i].wall_ns, threads[i].steal_ns);
 	printf("DONE rounds=%lu secs=%.3f rounds_per_s=%.0f switches=%ld "
 	       "switches_per_s=%.0f\n", rounds, t1 - t0,
 	       (double)rounds / (t1 - t0),
