@@ -41,7 +41,7 @@ SANFLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 CFLAGS_SAN	:= $(CFLAGS_BASE) -O1 $(SANFLAGS)
 FUZZFLAGS	:= -fsanitize=fuzzer-no-link,address,undefined \
 		   -fno-sanitize-recover=all -fno-omit-frame-pointer
-LDLIBS		:= -lbpf -lelf -lz -lstdc++ -lpthread
+LDLIBS		:= -lbpf -ldw -lelf -lz -lstdc++ -lpthread
 # unit tests only: json-c parses the JSON writer's output back
 TEST_LDLIBS	:= -ljson-c
 
@@ -88,6 +88,13 @@ WL_LIBS		:= $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(WL_LIB_SRCS
 # the JNI library once more without frame pointers: the thread anchor test
 WL_LIBS		+= $(BUILD)/workloads/nofp/libjnichain.so
 WL_JAVA_STAMP	:= $(if $(WL_JAVA_SRCS),$(BUILD)/workloads/classes/.stamp)
+# tests/workloads/cfi/: native programs built as distributions build them
+# (-O2, no frame pointers), for unwinding by CFI
+WL_CFI_BINS	:= $(patsubst tests/workloads/cfi/%.c,$(BUILD)/workloads/cfi/%,\
+		     $(wildcard tests/workloads/cfi/*.c)) \
+		   $(patsubst tests/workloads/cfi/%.cpp,$(BUILD)/workloads/cfi/%,\
+		     $(wildcard tests/workloads/cfi/*.cpp))
+WL_CFI_FLAGS	:= -O2 -Wall -Wextra -Werror
 WL_CFLAGS	:= -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
 		   -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		   -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
@@ -108,7 +115,7 @@ deps:
 	$(Q)scripts/deps.sh
 
 tests-build: all $(UNIT_BINS) $(FUZZ_BINS) workloads $(FIXTURES)
-workloads: $(WL_BINS) $(WL_LIBS) $(WL_JAVA_STAMP)
+workloads: $(WL_BINS) $(WL_LIBS) $(WL_JAVA_STAMP) $(WL_CFI_BINS)
 fuzz: $(FUZZ_BINS)
 
 # deps first, in its own make, so nothing below is evaluated before the
@@ -254,6 +261,20 @@ $(BUILD)/workloads/nofp/libjnichain.so: tests/workloads/libjnichain.c | $(BUILD)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer,$(WL_CFLAGS)) \
 		-fomit-frame-pointer -fPIC -shared $< -o $@
+
+# frame pointers in all but the leaf: what a frame-pointer walk misses
+$(BUILD)/workloads/cfi/cfi_leaf: WL_CFI_FLAGS += -fno-omit-frame-pointer \
+	-momit-leaf-frame-pointer
+
+$(BUILD)/workloads/cfi/%: tests/workloads/cfi/%.c | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_CFI_FLAGS) $< -lpthread -o $@
+
+$(BUILD)/workloads/cfi/%: tests/workloads/cfi/%.cpp | $(BUILD)/workloads
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(WL_CFI_FLAGS) $< -o $@
 
 $(BUILD)/workloads/classes/.stamp: $(WL_JAVA_SRCS) | $(BUILD)/workloads
 	$(call msg,JAVAC,$(BUILD)/workloads/classes)

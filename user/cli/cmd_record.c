@@ -59,6 +59,7 @@ struct record_args {
 	const char *format;	/* -f */
 	uint32_t window;
 	bool window_all;
+	bool unwind_fp;		/* --unwind fp: no window for non-JVMs */
 	bool no_attach;
 	bool quiet;
 	bool stats;
@@ -230,6 +231,20 @@ static int opt_window(const struct cli_call *c, const char *arg)
 	return CLI_OK;
 }
 
+static int opt_unwind(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+
+	if (!strcmp(arg, "cfi"))
+		a->unwind_fp = false;
+	else if (!strcmp(arg, "fp"))
+		a->unwind_fp = true;
+	else
+		return options__error(c->cmd, "--unwind %s: not a mode; use "
+				      "cfi (the default) or fp", arg);
+	return CLI_OK;
+}
+
 /* TIME: whole seconds, or with a unit: 30s, 5m, 1h, 1d */
 static int opt_switch_output(const struct cli_call *c, const char *arg)
 {
@@ -305,11 +320,18 @@ static const struct cli_option record_opts[] = {
 		"with --switch-output: keep only the newest N\n"
 		"files of each output (older ones of this\n"
 		"recording are deleted)", opt_switch_max),
+	CLI_OPT("unwind", 0, "MODE",
+		"how native frames are walked: cfi (default):\n"
+		"by the binaries' call-frame information\n"
+		"(.eh_frame, .debug_frame), frame pointers\n"
+		"where there is none; every sample carries a\n"
+		"stack window for it. fp: frame pointers in the\n"
+		"kernel, windows only for JVMs", opt_unwind),
 	CLI_OPT("stack-window", 0, "BYTES",
-		"copy up to this many user-stack bytes per sample\n"
-		"for every process, less where the thread's\n"
-		"frames end (JVMs always get one; default\n"
-		"16384, at most 65536; suffix k allowed; 0: no\n"
+		"copy up to this many user-stack bytes per sample,\n"
+		"less where the thread's frames end (default\n"
+		"16384, at most 65536; suffix k allowed; also\n"
+		"for every process with --unwind fp; 0: no\n"
 		"window at all, JVM samples then fail to decode\n"
 		"with ASGST_NO_WINDOW)", opt_window),
 	CLI_FLAG("no-attach", 0,
@@ -753,7 +775,7 @@ static int open_capture(struct recording *r)
 	co->events = r->a.events ? r->a.events : ASGST_EVMASK_CPU;
 	co->defer_start = true;
 	co->window_size = r->a.window;
-	co->window_all = r->a.window_all;
+	co->window_all = r->a.window_all || !r->a.unwind_fp;
 	if (r->a.cgroup) {
 		rc = cgroup_id_of(r->a.cgroup, &co->cgroup_id);
 		if (rc) {

@@ -184,6 +184,8 @@ typedef struct ASGST_MethodInfo ASGST_MethodInfo;
  * The JVM a trace is decoded against: its code map (may be NULL: then only
  * native traces come out) and, after a walk, where and why it stopped.
  */
+struct cfi_row;
+
 struct asgst_ctx {
 	const struct codemap *cm;
 	const struct cm_vm_consts *vm;	/* NULL until the map has a VM record */
@@ -191,6 +193,10 @@ struct asgst_ctx {
 	 * frame-pointer walk of native code stop at garbage return pcs */
 	bool (*is_text)(void *arg, uint64_t pc);
 	void *text_arg;
+	/* optional: the call-frame information row at a user pc
+	 * (symbolizer__cfi's contract), called with text_arg; native frames
+	 * are then unwound by CFI, by frame pointers where it has none */
+	int (*cfi)(void *arg, uint64_t pc, struct cfi_row *row);
 	/* optional: depth entries, ASGST_FF_* of each frame written */
 	uint16_t *frame_flags;
 	/* after asgst_decode(): */

@@ -142,6 +142,7 @@ int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 	w.vm = ctx->vm;
 	w.is_text = ctx->is_text;
 	w.text_arg = ctx->text_arg;
+	w.cfi = ctx->cfi;
 	w.t = h->ktime_ns;
 	w.lo = h->sp;
 	w.hi = h->sp + h->window_len;
@@ -161,7 +162,23 @@ int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 			trace->num_frames = ASGST_WRONG_KIND;
 			return 0;
 		}
-		push_ustack(&w, 0);
+		if (w.cfi && s->window && h->window_len &&
+		    !(h->flags & ASGST_SF_WINDOW_ERR)) {
+			/* by CFI (frame pointers where there is none) */
+			static const struct cm_vm_consts no_vm;
+
+			w.cm = NULL;
+			w.vm = &no_vm;
+			f.pc = h->ip;
+			f.sp = h->sp;
+			f.fp = h->bp;
+			f.top = true;
+			f.blob = NULL;
+			walk_native(&w, &f);
+			w.vm = NULL;
+		} else {
+			push_ustack(&w, 0);
+		}
 		goto out;
 	}
 	tls_method_map = w.cm;
@@ -305,6 +322,13 @@ static bool is_text(void *arg, uint64_t pc)
 		    m->exec;
 }
 
+static int decoder_cfi(void *arg, uint64_t pc, struct cfi_row *row)
+{
+	struct decoder *d = arg;
+
+	return symbolizer__cfi(d->sz, d->text_pid, pc, row);
+}
+
 struct decoder *decoder__new(struct symbolizer *sz, struct strtab *st)
 {
 	struct decoder *d;
@@ -428,6 +452,7 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 	asgst_ctx__init(&ctx, is_jvm ? cm : NULL);
 	if (d->sz) {
 		ctx.is_text = is_text;
+		ctx.cfi = decoder_cfi;
 		d->text_pid = t->pid;
 		d->last_ip = h->ip;
 		ctx.text_arg = d;

@@ -17,10 +17,13 @@
  *    by a leaf call from compiled Java) a scan of the stack for the Java
  *    frame it returns to.
  */
+#include <dwarf.h>
+#include <errno.h>
 #include <linux/types.h>
 #include <string.h>
 
 #include "decode/walk.h"
+#include "symbols/cfi.h"
 
 /*
  * The interrupted native function has no frame (yet): at its entry or
@@ -79,12 +82,42 @@ static bool native_top_scan(struct walk *w, struct wframe *f, int32_t n_top)
 	return true;
 }
 
+/*
+ * A process without Java frames: where CFI and frame pointers both fail,
+ * the kernel's frame-pointer walk may still go on from the same frame;
+ * else the stack ends here with an unknown frame saying why.
+ */
+static bool native_only_end(struct walk *w, uint64_t last_pc, bool broken)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+
+	for (uint32_t i = 0; i + 1 < h->ustack_n; i++) {
+		if (w->s->ustack[i] != last_pc)
+			continue;
+		for (uint32_t j = i + 1; j < h->ustack_n; j++)
+			if (!walk_push_native(w, w->s->ustack[j]))
+				return false;
+		w->done = true;
+		return true;
+	}
+	if (broken)
+		return walk_fail(w, ASGST_NOT_WALKABLE, last_pc,
+				 "native frame: no caller found by CFI or frame pointer");
+	if (!(h->flags & ASGST_SF_WINDOW_CUT))
+		return walk_fail(w, ASGST_WINDOW_SHORT, last_pc,
+				 "native frames beyond the stack window (raise --stack-window)");
+	return walk_fail(w, ASGST_NOT_WALKABLE, last_pc,
+			 "native frame: its caller is not in the thread's stack");
+}
+
 /* the native chain ended at last_pc (frame pointer fp) */
 static bool native_end(struct walk *w, struct wframe *f, uint64_t last_pc,
 		       bool broken, int32_t n_top)
 {
 	const struct asgst_sample_hdr *h = w->s->hdr;
 
+	if (!w->cm)
+		return native_only_end(w, last_pc, broken);
 	if (walk_resume_anchor(w, f))
 		return true;
 	if (n_top >= 0 && !w->java_frames && native_top_frameless(w, f, n_top))
@@ -110,12 +143,218 @@ static bool native_end(struct walk *w, struct wframe *f, uint64_t last_pc,
 	return true;
 }
 
+/* the CFI expression evaluator's registers: what is known of a frame */
+struct cfi_regs {
+	uint64_t rsp, rbp, rip, rbx, r13;
+	bool top;		/* rbx and r13 are the live registers */
+};
+
+static bool cfi_reg(const struct cfi_regs *r, unsigned int reg, uint64_t *v)
+{
+	switch (reg) {
+	case CFI_REG_RSP:
+		*v = r->rsp;
+		return true;
+	case CFI_REG_RBP:
+		*v = r->rbp;
+		return true;
+	case CFI_REG_RIP:
+		*v = r->rip;
+		return true;
+	case CFI_REG_RBX:
+		*v = r->rbx;
+		return r->top;
+	case CFI_REG_R13:
+		*v = r->r13;
+		return r->top;
+	default:
+		return false;	/* never saved by the sampler */
+	}
+}
+
+#define CFI_STACK	16
+
+/* run e's ops (a DWARF expression) over the window; false: cannot */
+static bool cfi_eval(const struct walk *w, const struct cfi_expr *e,
+		     const struct cfi_regs *r, const uint64_t *cfa,
+		     uint64_t *out)
+{
+	uint64_t st[CFI_STACK], a, b;
+	int n = 0;
+
+	for (unsigned int i = 0; i < e->nops; i++) {
+		const struct cfi_op *op = &e->ops[i];
+		uint8_t at = op->atom;
+
+		if (n == CFI_STACK)
+			return false;
+		if (at >= DW_OP_breg0 && at <= DW_OP_breg31) {
+			if (!cfi_reg(r, at - DW_OP_breg0, &a))
+				return false;
+			st[n++] = a + (uint64_t)op->n;
+			continue;
+		}
+		if (at >= DW_OP_lit0 && at <= DW_OP_lit31) {
+			st[n++] = at - DW_OP_lit0;
+			continue;
+		}
+		switch (at) {
+		case DW_OP_call_frame_cfa:
+			if (!cfa)
+				return false;
+			st[n++] = *cfa;
+			continue;
+		case DW_OP_const1u: case DW_OP_const1s:
+		case DW_OP_const2u: case DW_OP_const2s:
+		case DW_OP_const4u: case DW_OP_const4s:
+		case DW_OP_const8u: case DW_OP_const8s:
+		case DW_OP_constu: case DW_OP_consts:
+			st[n++] = (uint64_t)op->n;
+			continue;
+		case DW_OP_dup:
+			if (n < 1)
+				return false;
+			st[n] = st[n - 1];
+			n++;
+			continue;
+		case DW_OP_over:
+			if (n < 2)
+				return false;
+			st[n] = st[n - 2];
+			n++;
+			continue;
+		default:
+			break;
+		}
+		/* unary */
+		if (n < 1)
+			return false;
+		switch (at) {
+		case DW_OP_plus_uconst:
+			st[n - 1] += (uint64_t)op->n;
+			continue;
+		case DW_OP_neg:
+			st[n - 1] = -st[n - 1];
+			continue;
+		case DW_OP_not:
+			st[n - 1] = ~st[n - 1];
+			continue;
+		case DW_OP_deref:
+			if (!walk_read(w, st[n - 1], &st[n - 1]))
+				return false;
+			continue;
+		case DW_OP_drop:
+			n--;
+			continue;
+		default:
+			break;
+		}
+		/* binary: a (second) op b (top) */
+		if (n < 2)
+			return false;
+		b = st[--n];
+		a = st[n - 1];
+		switch (at) {
+		case DW_OP_swap:
+			st[n - 1] = b;
+			st[n++] = a;
+			continue;
+		case DW_OP_plus: a += b; break;
+		case DW_OP_minus: a -= b; break;
+		case DW_OP_mul: a *= b; break;
+		case DW_OP_and: a &= b; break;
+		case DW_OP_or: a |= b; break;
+		case DW_OP_xor: a ^= b; break;
+		case DW_OP_shl: a = b < 64 ? a << b : 0; break;
+		case DW_OP_shr: a = b < 64 ? a >> b : 0; break;
+		case DW_OP_shra:
+			a = (uint64_t)((int64_t)a >> (b < 63 ? b : 63));
+			break;
+		case DW_OP_ge: a = (int64_t)a >= (int64_t)b; break;
+		case DW_OP_gt: a = (int64_t)a > (int64_t)b; break;
+		case DW_OP_le: a = (int64_t)a <= (int64_t)b; break;
+		case DW_OP_lt: a = (int64_t)a < (int64_t)b; break;
+		case DW_OP_eq: a = a == b; break;
+		case DW_OP_ne: a = a != b; break;
+		default:
+			return false;
+		}
+		st[n - 1] = a;
+	}
+	if (n < 1)
+		return false;
+	*out = st[n - 1];
+	return true;
+}
+
+/* a register's value in the caller by its rule; false: unknown */
+static bool cfi_restore(const struct walk *w, const struct cfi_expr *e,
+			const struct cfi_regs *r, uint64_t cfa, uint64_t same,
+			uint64_t *out)
+{
+	uint64_t a;
+
+	switch (e->rule) {
+	case CFI_RULE_SAME:
+		*out = same;
+		return true;
+	case CFI_RULE_AT:
+		return cfi_eval(w, e, r, &cfa, &a) && walk_read(w, a, out);
+	case CFI_RULE_VAL:
+		return cfi_eval(w, e, r, &cfa, out);
+	default:
+		return false;
+	}
+}
+
+enum cfi_step {
+	CFI_STEPPED,		/* *ret, *nsp, *nfp are the caller's */
+	CFI_OUTERMOST,		/* the return address is undefined: the end */
+	CFI_NONE,		/* no CFI for pc: try frame pointers */
+	CFI_STUCK,		/* CFI, but the step needs what is not there */
+};
+
+/*
+ * One frame up by the CFI row at pc. exact: pc is where the thread is
+ * (the top frame, or below a signal frame), not a return address, whose
+ * call instruction is at pc - 1 and may end its function.
+ */
+static enum cfi_step cfi_step(struct walk *w, struct cfi_regs *r, bool exact,
+			      uint64_t *ret, uint64_t *nsp, uint64_t *nfp,
+			      bool *signal)
+{
+	struct cfi_row row;
+	uint64_t cfa;
+	int rc;
+
+	if (!w->cfi)
+		return CFI_NONE;
+	rc = w->cfi(w->text_arg, exact ? r->rip : r->rip - 1, &row);
+	if (rc)
+		return CFI_NONE;	/* none for this module or pc */
+	*signal = row.signal;
+	if (row.ra.rule == CFI_RULE_UNDEF)
+		return CFI_OUTERMOST;
+	if (row.cfa.rule != CFI_RULE_VAL || !cfi_eval(w, &row.cfa, r, NULL, &cfa))
+		return CFI_STUCK;
+	if (!cfi_restore(w, &row.ra, r, cfa, r->rip, ret))
+		return CFI_STUCK;
+	if (!cfi_restore(w, &row.rbp, r, cfa, r->rbp, nfp))
+		*nfp = 0;	/* not recoverable: only CFI can go on */
+	*nsp = cfa;
+	return CFI_STEPPED;
+}
+
 bool walk_native(struct walk *w, struct wframe *f)
 {
 	const struct asgst_sample_hdr *h = w->s->hdr;
-	uint64_t pc = f->pc, fp = f->fp, nfp, ret;
+	uint64_t pc = f->pc, fp = f->fp, sp = f->sp, nfp, nsp, ret;
 	const struct codemap_blob *b;
 	int32_t n_top = -1;	/* frames to keep if the top is frameless */
+	struct cfi_regs r = {
+		.rbx = h->rbx, .r13 = h->r13, .top = f->top,
+	};
+	bool exact = f->top, by_fp, signal = false;
 
 	if (f->top && (h->flags & ASGST_SF_THREAD_INFO) && h->jt_last_sp &&
 	    !w->resume) {
@@ -134,11 +373,30 @@ bool walk_native(struct walk *w, struct wframe *f)
 		if (++w->steps > WALK_MAX_STEPS)
 			return walk_fail(w, ASGST_NOT_WALKABLE, pc,
 					 "too many native frames");
-		/* frames only get older: a frame below sp is not a frame */
-		if (fp < f->sp && !f->top)
-			return native_end(w, f, pc, true, n_top);
-		if (!walk_read(w, fp, &nfp) || !walk_read(w, fp + 8, &ret))
+		r.rsp = sp;
+		r.rbp = fp;
+		r.rip = pc;
+		by_fp = false;
+		switch (cfi_step(w, &r, exact, &ret, &nsp, &nfp, &signal)) {
+		case CFI_OUTERMOST:
+			w->done = true;
+			return true;
+		case CFI_STUCK:
 			return native_end(w, f, pc, false, n_top);
+		case CFI_STEPPED:
+			break;
+		case CFI_NONE:
+			/* frames only get older: a frame below sp is not one */
+			if (fp < sp && !r.top)
+				return native_end(w, f, pc, true, n_top);
+			if (!walk_read(w, fp, &nfp) ||
+			    !walk_read(w, fp + 8, &ret))
+				return native_end(w, f, pc, false, n_top);
+			nsp = fp + 16;
+			signal = false;
+			by_fp = true;
+			break;
+		}
 		if (!ret) {
 			w->done = true;
 			return true;
@@ -157,23 +415,26 @@ bool walk_native(struct walk *w, struct wframe *f)
 			 * when it lands beyond the thread's anchor, resume
 			 * there instead, and mark the frames not seen.
 			 */
-			if (w->used_thread_anchor && w->resume &&
-			    w->resume_sp < fp + 16 && walk_resume_anchor(w, f))
+			if (by_fp && w->used_thread_anchor && w->resume &&
+			    w->resume_sp < nsp && walk_resume_anchor(w, f))
 				return true;
 			/* back into the code cache: the caller's sp is just
 			 * above the return address */
 			w->resume = false;
 			f->pc = ret;
-			f->sp = fp + 16;
+			f->sp = nsp;
 			f->fp = nfp;
 			f->top = false;
 			return true;
 		}
-		if (nfp <= fp ||
+		if ((by_fp ? nfp <= fp : nsp <= sp) ||
 		    (w->is_text && !w->is_text(w->text_arg, ret)))
 			return native_end(w, f, pc, true, n_top);
 		pc = ret;
 		fp = nfp;
+		sp = nsp;
+		exact = signal;	/* below a signal frame: the exact pc */
+		r.top = false;
 	}
 }
 

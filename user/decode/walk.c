@@ -81,6 +81,8 @@ static enum pc_class classify(const struct walk *w, uint64_t pc,
 	*blob = NULL;
 	if (!pc)
 		return PC_NULL;
+	if (!w->cm)
+		return PC_NATIVE;	/* not a JVM: native code only */
 	if (vm->call_stub_return && pc == vm->call_stub_return)
 		return PC_CALL_STUB;
 	if (vm->cont_return_barrier && pc == vm->cont_return_barrier)

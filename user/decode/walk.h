@@ -51,6 +51,7 @@ struct walk {
 	const struct cm_vm_consts *vm;	/* never NULL during a walk */
 	bool (*is_text)(void *arg, uint64_t pc);
 	void *text_arg;
+	int (*cfi)(void *arg, uint64_t pc, struct cfi_row *row);
 	uint64_t t;			/* sample time, for code-map lookups */
 	uint64_t lo, hi;		/* window [lo, hi) */
 	const uint8_t *win;

@@ -116,6 +116,11 @@ static Elf *elf_begin_fd(int fd)
 	return elf_begin(fd, ELF_C_READ, NULL);
 }
 
+Elf *elf_open_fd(int fd)
+{
+	return elf_begin_fd(fd);
+}
+
 /* a section libelf would read whole is no bigger than max */
 static bool scn_size_ok(Elf *e, size_t idx, uint64_t max)
 {

@@ -43,6 +43,14 @@ int elf_read_build_id(int fd, uint8_t *id, size_t cap);
 /* "abcd..." hex of id into buf (2*len+1 bytes) */
 void elf_build_id_hex(const uint8_t *id, size_t len, char *buf);
 
+/*
+ * libelf handle on fd, read with pread (ELF_C_READ) after the header's
+ * section and segment counts were checked; NULL if refused. For other
+ * readers of the same file (CFI); elf_end() it.
+ */
+struct Elf;
+struct Elf *elf_open_fd(int fd);
+
 /* load a module from fd (fd stays owned by the caller); NULL + errno */
 struct elf_module *elf_module__load(int fd, const struct elf_module_opts *o);
 /* load from an in-memory image (the vdso); NULL + errno */

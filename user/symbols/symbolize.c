@@ -29,6 +29,7 @@
 #include "symbols/maps.h"
 #include "util/safe_open.h"
 #include "util/strtab.h"
+#include "symbols/cfi.h"
 #include "symbols/symbolize.h"
 
 #define PROC_BUCKETS	1024
@@ -36,11 +37,13 @@
 #define REFRESH_NS	(100ull * 1000 * 1000)	/* per pid, on unknown pcs */
 #define VDSO_MAX	(1u << 20)
 #define NAME_MAX_LEN	4096
+#define CFI_CACHE_ROWS	4096	/* ~2.5 MiB, whatever the modules */
 
 struct module {
 	struct module *next;		/* all modules (for freeing) */
 	struct module *bid_next;	/* build-id hash chain */
 	struct elf_module *elf;		/* NULL: unreadable, pcs get +off */
+	struct cfi_table *cfi;		/* NULL: no usable CFI */
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
 };
@@ -86,6 +89,7 @@ struct symbolizer {
 	struct kallsyms *ks;
 	bool ks_tried;
 	struct symbolizer_stats stats;
+	struct cfi_cache *cfi_cache;	/* rows by (module, pc), bounded */
 };
 
 static uint64_t now_ns(void)
@@ -147,9 +151,11 @@ void symbolizer__free(struct symbolizer *sz)
 
 		sz->modules = m->next;
 		elf_module__free(m->elf);
+		cfi_table__free(m->cfi);
 		free(m);
 	}
 	kallsyms__free(sz->ks);
+	cfi_cache__free(sz->cfi_cache);
 	free(sz->debug_root);
 	free(sz->kallsyms_path);
 	free(sz);
@@ -272,6 +278,19 @@ static struct module *module_for(struct symbolizer *sz, const uint8_t *id,
 	return m;
 }
 
+/* the module's CFI (owned from now on), unless it has one already */
+static void module_set_cfi(struct symbolizer *sz, struct module *m,
+			   struct cfi_table *cfi)
+{
+	if (!m || m->cfi || !cfi) {
+		cfi_table__free(cfi);
+		return;
+	}
+	m->cfi = cfi;
+	sz->stats.cfi_modules++;
+	sz->stats.cfi_bytes += cfi_table__bytes(cfi);
+}
+
 static int open_mapping(struct symbolizer *sz, pid_t pid, int root_fd,
 			const struct maps_entry *e)
 {
@@ -313,6 +332,7 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 	};
 	uint8_t id[ELF_BUILD_ID_MAX];
 	struct elf_module *elf;
+	struct cfi_table *cfi;
 	struct devino *d;
 	struct module *m;
 	int fd, idlen;
@@ -345,6 +365,7 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 		}
 	}
 	elf = elf_module__load(fd, &o);
+	cfi = elf ? cfi_table__load_fd(fd) : NULL;
 	close(fd);
 	/* said only when no other debug file stood in for the refused one */
 	if (refused[0] && elf && !(elf_module__sources(elf) &
@@ -362,6 +383,7 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 		goto remember;
 	}
 	m = module_for(sz, id, idlen > 0 ? idlen : 0, elf);
+	module_set_cfi(sz, m, cfi);
 remember:
 	if (!e->inode)
 		return m;
@@ -405,6 +427,8 @@ static struct module *resolve_vdso(struct symbolizer *sz, pid_t pid,
 			if (elf) {
 				sz->vdso = module_for(sz, NULL, 0, elf);
 				sz->vdso_len = len;
+				module_set_cfi(sz, sz->vdso,
+					       cfi_table__load_mem(buf, len));
 			}
 		}
 		free(buf);
@@ -720,6 +744,23 @@ int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		return -ENOENT;
 	out->symbol = display_name(sz, m->mod->elf, idx);
 	return out->symbol ? 0 : -ENOENT;
+}
+
+int symbolizer__cfi(struct symbolizer *sz, pid_t pid, uint64_t pc,
+		    struct cfi_row *row)
+{
+	struct pmap *m;
+
+	if (!sz)
+		return -ESRCH;
+	m = find_pmap(sz, pid, pc);
+	if (!m || !m->m.exec)
+		return -ESRCH;
+	if (!m->mod || !m->mod->cfi)
+		return -ENODATA;
+	if (!sz->cfi_cache)
+		sz->cfi_cache = cfi_cache__new(CFI_CACHE_ROWS);
+	return cfi_cache__find(sz->cfi_cache, m->mod->cfi, pc - m->m.bias, row);
 }
 
 int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out)

@@ -45,6 +45,14 @@ void symbolizer__free(struct symbolizer *sz);
  */
 int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		       struct frame *out);
+/*
+ * The CFI row (symbols/cfi.h) at user pc of pid, cached. 0; -ESRCH when
+ * no executable mapping holds pc, -ENODATA when its module has no CFI,
+ * -ENOENT when no FDE covers pc (or libdw cannot parse it).
+ */
+struct cfi_row;
+int symbolizer__cfi(struct symbolizer *sz, pid_t pid, uint64_t pc,
+		    struct cfi_row *row);
 /* kernel pc -> out->symbol ("do_syscall_64"); 0 or -ENOENT */
 int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out);
 /*
@@ -86,6 +94,8 @@ struct symbolizer_stats {
 	size_t open_failed;	/* unreachable: pcs shown as module+0xoff */
 	size_t debug_refused;	/* debug files refused (FIFO, device, size) */
 	size_t map_reads;	/* /proc/PID/maps reads */
+	size_t cfi_modules;	/* modules with call-frame information */
+	size_t cfi_bytes;	/* CFI sections kept in memory */
 };
 void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out);
 
