@@ -27,6 +27,7 @@
 #include "profile/filter.h"
 #include "output/output.h"
 #include "profile/pipeline.h"
+#include "symbols/symbolize.h"
 #include "profile/profile.h"
 #include "output/raw.h"
 #include "output/switch_name.h"
@@ -622,6 +623,19 @@ static void keep_recording(const struct profile *prof, const char *why)
 			"%s (asgst-bpf report -i %s -o FILE)\n", why, path, path);
 }
 
+/* --stats: what unwinding by CFI took in memory, and its row cache */
+static void print_unwind_stats(const struct pipeline *pl)
+{
+	struct symbolizer_stats ss;
+
+	pipeline__symbolizer_stats(pl, &ss);
+	fprintf(stderr, "stats: modules=%zu cfi_modules=%zu cfi_kib=%zu "
+		"cfi_rows_cached=%llu cfi_rows_looked_up=%llu\n",
+		ss.modules, ss.cfi_modules, ss.cfi_bytes / 1024,
+		(unsigned long long)ss.cfi_hits,
+		(unsigned long long)ss.cfi_misses);
+}
+
 /* --stats: what the recording cost, for people and `make bench` */
 static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 			uint64_t decode_ns)
@@ -1088,8 +1102,10 @@ static void summary(struct recording *r)
 		fprintf(stderr, " %s", r->a.outputs[i] ? r->a.outputs[i] :
 			"stdout");
 	fputc('\n', stderr);
-	if (r->a.stats)
+	if (r->a.stats) {
 		print_stats(r->cap, &ps, r->decode_ns);
+		print_unwind_stats(r->pl);
+	}
 }
 
 static void recording__cleanup(struct recording *r)

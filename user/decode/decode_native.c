@@ -288,7 +288,7 @@ static bool cfi_eval(const struct walk *w, const struct cfi_expr *e,
 }
 
 /* a register's value in the caller by its rule; false: unknown */
-static bool cfi_restore(const struct walk *w, const struct cfi_expr *e,
+static bool cfi_restore(const struct walk *w, const struct cfi_rule_of *e,
 			const struct cfi_regs *r, uint64_t cfa, uint64_t same,
 			uint64_t *out)
 {
@@ -299,9 +299,16 @@ static bool cfi_restore(const struct walk *w, const struct cfi_expr *e,
 		*out = same;
 		return true;
 	case CFI_RULE_AT:
-		return cfi_eval(w, e, r, &cfa, &a) && walk_read(w, a, out);
-	case CFI_RULE_VAL:
-		return cfi_eval(w, e, r, &cfa, out);
+		return walk_read(w, cfa + (uint64_t)(int64_t)e->off, out);
+	case CFI_RULE_REG:
+		if (!cfi_reg(r, e->reg, &a))
+			return false;
+		*out = a + (uint64_t)(int64_t)e->off;
+		return true;
+	case CFI_RULE_EXPR_AT:
+		return cfi_eval(w, e->expr, r, &cfa, &a) && walk_read(w, a, out);
+	case CFI_RULE_EXPR_VAL:
+		return cfi_eval(w, e->expr, r, &cfa, out);
 	default:
 		return false;
 	}
@@ -335,8 +342,19 @@ static enum cfi_step cfi_step(struct walk *w, struct cfi_regs *r, bool exact,
 	*signal = row.signal;
 	if (row.ra.rule == CFI_RULE_UNDEF)
 		return CFI_OUTERMOST;
-	if (row.cfa.rule != CFI_RULE_VAL || !cfi_eval(w, &row.cfa, r, NULL, &cfa))
+	switch (row.cfa.rule) {
+	case CFI_RULE_REG:
+		if (!cfi_reg(r, row.cfa.reg, &cfa))
+			return CFI_STUCK;
+		cfa += (uint64_t)(int64_t)row.cfa.off;
+		break;
+	case CFI_RULE_EXPR_VAL:
+		if (!cfi_eval(w, row.cfa.expr, r, NULL, &cfa))
+			return CFI_STUCK;
+		break;
+	default:
 		return CFI_STUCK;
+	}
 	if (!cfi_restore(w, &row.ra, r, cfa, r->rip, ret))
 		return CFI_STUCK;
 	if (!cfi_restore(w, &row.rbp, r, cfa, r->rbp, nfp))

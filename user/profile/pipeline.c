@@ -232,6 +232,12 @@ void pipeline__finish(struct pipeline *pl, uint64_t end_ns)
 	pipeline__process(pl, 0, true);
 }
 
+void pipeline__symbolizer_stats(const struct pipeline *pl,
+				struct symbolizer_stats *out)
+{
+	symbolizer__stats(pl->sz, out);
+}
+
 void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out)
 {
 	*out = pl->stats;

@@ -60,6 +60,10 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush);
  * weighed up to then (at least to the newest record), then all is decoded */
 void pipeline__finish(struct pipeline *pl, uint64_t end_ns);
 void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out);
+/* the symbolizer's figures (modules, CFI memory and row cache) */
+struct symbolizer_stats;
+void pipeline__symbolizer_stats(const struct pipeline *pl,
+				struct symbolizer_stats *out);
 /* look at a process now (targets of -p / --), not at its first sample */
 int pipeline__prime(struct pipeline *pl, pid_t pid);
 /* prime every running JVM (-a); the number found, or -errno */

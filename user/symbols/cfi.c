@@ -29,6 +29,8 @@ struct cfi_table {
 	size_t bytes;
 	uint64_t id;		/* cache key, never reused */
 	const char *source;
+	struct cfi_expr *exprs;	/* CFI_MAX_EXPRS, from the first one */
+	size_t nexprs;
 };
 
 static uint64_t next_id = 1;
@@ -199,12 +201,15 @@ void cfi_table__free(struct cfi_table *t)
 		dwarf_cfi_end(t->cfi);
 	elf_end(t->elf);
 	free(t->img);
+	free(t->exprs);
 	free(t);
 }
 
 size_t cfi_table__bytes(const struct cfi_table *t)
 {
-	return t ? t->bytes : 0;
+	if (!t)
+		return 0;
+	return t->bytes + (t->exprs ? CFI_MAX_EXPRS * sizeof(*t->exprs) : 0);
 }
 
 const char *cfi_table__source(const struct cfi_table *t)
@@ -251,28 +256,59 @@ static bool op_take(const Dwarf_Op *op, struct cfi_op *out)
 	}
 }
 
-static void expr_take(const Dwarf_Op *ops, size_t nops, uint8_t rule,
-		      struct cfi_expr *out)
+/* e as a table-owned expression (the same one once), false: cannot */
+static bool expr_intern(struct cfi_table *t, const Dwarf_Op *ops,
+			size_t nops, const struct cfi_expr **out)
 {
-	out->rule = rule;
-	out->nops = 0;
-	if (nops > CFI_MAX_OPS) {
-		out->rule = CFI_RULE_UNSUPPORTED;
-		return;
-	}
+	struct cfi_expr e;
+
+	if (nops > CFI_MAX_OPS)
+		return false;
+	memset(&e, 0, sizeof(e));
 	for (size_t i = 0; i < nops; i++)
-		if (!op_take(&ops[i], &out->ops[i])) {
-			out->rule = CFI_RULE_UNSUPPORTED;
-			return;
+		if (!op_take(&ops[i], &e.ops[i]))
+			return false;
+	e.nops = (uint8_t)nops;
+	for (size_t i = 0; i < t->nexprs; i++)
+		if (!memcmp(&t->exprs[i], &e, sizeof(e))) {
+			*out = &t->exprs[i];
+			return true;
 		}
-	out->nops = (uint8_t)nops;
+	if (t->nexprs == CFI_MAX_EXPRS)
+		return false;
+	if (!t->exprs) {
+		t->exprs = calloc(CFI_MAX_EXPRS, sizeof(*t->exprs));
+		if (!t->exprs)
+			return false;
+	}
+	t->exprs[t->nexprs] = e;
+	*out = &t->exprs[t->nexprs++];
+	return true;
+}
+
+/* ops[i] is DW_OP_call_frame_cfa then an optional DW_OP_plus_uconst */
+static bool cfa_plus(const Dwarf_Op *ops, size_t nops, int32_t *off)
+{
+	if (nops < 1 || nops > 2 || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (nops == 1) {
+		*off = 0;
+		return true;
+	}
+	if (ops[1].atom != DW_OP_plus_uconst ||
+	    (int64_t)ops[1].number != (int32_t)ops[1].number)
+		return false;
+	*off = (int32_t)ops[1].number;
+	return true;
 }
 
 /* the rule for register regno: libdw's location description, ours */
-static void reg_take(Dwarf_Frame *fr, int regno, struct cfi_expr *out)
+static void reg_take(struct cfi_table *t, Dwarf_Frame *fr, int regno,
+		     struct cfi_rule_of *out)
 {
 	Dwarf_Op mem[3], *ops = NULL;
 	size_t nops = 0;
+	bool val;
 
 	memset(out, 0, sizeof(*out));
 	if (dwarf_frame_register(fr, regno, mem, &ops, &nops) != 0) {
@@ -283,18 +319,52 @@ static void reg_take(Dwarf_Frame *fr, int regno, struct cfi_expr *out)
 		out->rule = ops ? CFI_RULE_UNDEF : CFI_RULE_SAME;
 		return;
 	}
-	if (ops[nops - 1].atom == DW_OP_stack_value)
-		expr_take(ops, nops - 1, CFI_RULE_VAL, out);
-	else
-		expr_take(ops, nops, CFI_RULE_AT, out);
+	val = ops[nops - 1].atom == DW_OP_stack_value;
+	if (val)
+		nops--;
+	if (!val && cfa_plus(ops, nops, &out->off)) {
+		out->rule = CFI_RULE_AT;
+		return;
+	}
+	out->rule = val ? CFI_RULE_EXPR_VAL : CFI_RULE_EXPR_AT;
+	if (!expr_intern(t, ops, nops, &out->expr))
+		out->rule = CFI_RULE_UNSUPPORTED;
+}
+
+static void cfa_take(struct cfi_table *t, Dwarf_Frame *fr,
+		     struct cfi_rule_of *out)
+{
+	Dwarf_Op *ops = NULL;
+	size_t nops = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->rule = CFI_RULE_UNSUPPORTED;
+	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || !nops)
+		return;
+	/* libdw states def_cfa (register + offset) as one bregx */
+	if (nops == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < 32 &&
+	    (int64_t)ops[0].number2 == (int32_t)ops[0].number2) {
+		out->rule = CFI_RULE_REG;
+		out->reg = (uint8_t)ops[0].number;
+		out->off = (int32_t)ops[0].number2;
+		return;
+	}
+	if (nops == 1 && ops[0].atom >= DW_OP_breg0 &&
+	    ops[0].atom <= DW_OP_breg31 &&
+	    (int64_t)ops[0].number == (int32_t)ops[0].number) {
+		out->rule = CFI_RULE_REG;
+		out->reg = (uint8_t)(ops[0].atom - DW_OP_breg0);
+		out->off = (int32_t)ops[0].number;
+		return;
+	}
+	if (expr_intern(t, ops, nops, &out->expr))
+		out->rule = CFI_RULE_EXPR_VAL;
 }
 
 int cfi_table__find(struct cfi_table *t, uint64_t vaddr, struct cfi_row *out)
 {
 	Dwarf_Frame *fr = NULL;
 	Dwarf_Addr start = 0, end = 0;
-	Dwarf_Op *ops = NULL;
-	size_t nops = 0;
 	bool signal = false;
 	int ra;
 
@@ -307,15 +377,12 @@ int cfi_table__find(struct cfi_table *t, uint64_t vaddr, struct cfi_row *out)
 	out->start = start;
 	out->end = end;
 	out->signal = signal;
-	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || !nops)
-		out->cfa.rule = CFI_RULE_UNSUPPORTED;
-	else
-		expr_take(ops, nops, CFI_RULE_VAL, &out->cfa);
-	reg_take(fr, CFI_REG_RBP, &out->rbp);
+	cfa_take(t, fr, &out->cfa);
+	reg_take(t, fr, CFI_REG_RBP, &out->rbp);
 	if (ra < 0)
 		out->ra.rule = CFI_RULE_UNSUPPORTED;
 	else
-		reg_take(fr, ra, &out->ra);
+		reg_take(t, fr, ra, &out->ra);
 	free(fr);
 	return 0;
 }

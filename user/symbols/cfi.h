@@ -7,10 +7,11 @@
  * Nothing is precomputed: the module's CFI sections are read once (pread,
  * never mapped) and libdw finds a pc's FDE by the binary-search table the
  * linker wrote, so a table costs its sections' bytes and no build time.
- * A lookup gives the rules of the row that holds at a file vaddr, as small
- * DWARF expressions the unwinder evaluates against the sample's stack
- * copy (user/decode/decode_native.c): the CFA, and where the caller's rbp
- * and return address are. Rows are cached by the caller (struct
+ * A lookup gives the rules of the row that holds at a file vaddr, which
+ * the unwinder applies to the sample's stack copy (user/decode/
+ * decode_native.c): the CFA, and where the caller's rbp and return address
+ * are; the usual ones as register + offset, the rest as small DWARF
+ * expressions the table keeps (at most CFI_MAX_EXPRS of them). Rows are cached by the caller (struct
  * cfi_cache) since the same return addresses recur in every sample.
  */
 #ifndef ASGST_CFI_H
@@ -28,6 +29,7 @@
 #define CFI_REG_RIP	16
 
 #define CFI_MAX_OPS	12	/* the PLT's CFA expression takes 9 */
+#define CFI_MAX_EXPRS	256	/* distinct expressions a table keeps */
 
 /* one DWARF expression operation (DW_OP_*; bregx becomes bregN) */
 struct cfi_op {
@@ -38,22 +40,33 @@ struct cfi_op {
 enum cfi_rule {
 	CFI_RULE_UNDEF = 0,	/* not recoverable (the RA: outermost frame) */
 	CFI_RULE_SAME,		/* unchanged by this frame */
-	CFI_RULE_AT,		/* saved at the address the ops compute */
-	CFI_RULE_VAL,		/* the ops compute the value itself */
+	CFI_RULE_AT,		/* saved at CFA + off */
+	CFI_RULE_REG,		/* the value reg + off (the usual CFA) */
+	CFI_RULE_EXPR_AT,	/* saved at the address expr computes */
+	CFI_RULE_EXPR_VAL,	/* expr computes the value itself */
 	CFI_RULE_UNSUPPORTED,	/* an expression this unwinder cannot run */
 };
 
+/* a DWARF expression (DW_OP_* ops, bregx as bregN); rare: PLT entries,
+ * realigned stacks, signal frames */
 struct cfi_expr {
-	uint8_t rule;		/* enum cfi_rule */
 	uint8_t nops;
 	struct cfi_op ops[CFI_MAX_OPS];
 };
 
+struct cfi_rule_of {
+	uint8_t rule;		/* enum cfi_rule */
+	uint8_t reg;		/* CFI_RULE_REG */
+	int32_t off;		/* CFI_RULE_AT, CFI_RULE_REG */
+	/* CFI_RULE_EXPR_*: owned by the table, alive as long as it is */
+	const struct cfi_expr *expr;
+};
+
 struct cfi_row {
 	uint64_t start, end;	/* file vaddrs where this row holds */
-	struct cfi_expr cfa;	/* CFI_RULE_VAL (the CFA's value) */
-	struct cfi_expr rbp;	/* the caller's rbp */
-	struct cfi_expr ra;	/* the return address */
+	struct cfi_rule_of cfa;	/* CFI_RULE_REG or CFI_RULE_EXPR_VAL */
+	struct cfi_rule_of rbp;	/* the caller's rbp */
+	struct cfi_rule_of ra;	/* the return address */
 	bool signal;		/* a signal frame: its "return" is exact */
 };
 

@@ -199,6 +199,7 @@ void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out
 		return;
 	*out = sz->stats;
 	out->modules = sz->nmodules;
+	cfi_cache__stats(sz->cfi_cache, &out->cfi_hits, &out->cfi_misses);
 }
 
 size_t symbolizer__nmodules(const struct symbolizer *sz)

@@ -96,6 +96,8 @@ struct symbolizer_stats {
 	size_t map_reads;	/* /proc/PID/maps reads */
 	size_t cfi_modules;	/* modules with call-frame information */
 	size_t cfi_bytes;	/* CFI sections kept in memory */
+	uint64_t cfi_hits;	/* CFI rows found in the row cache */
+	uint64_t cfi_misses;	/* ... looked up by libdw */
 };
 void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out);
 
