@@ -499,12 +499,14 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 	    th->name)
 		t->thread = th->name;
 
-	if (ctx.error)
-		set_error(d, t, ctx.error, ctx.stop_pc, ctx.reason, max);
-	else if (is_jvm && !ctx.vm)
-		set_error(d, t, ASGST_NO_CODEMAP, 0,
+	/* a JVM without its map: why its Java frames are missing comes
+	 * first, not where the native walk ran into them */
+	if (is_jvm && !ctx.vm)
+		set_error(d, t, ASGST_NO_CODEMAP, ctx.error ? ctx.stop_pc : 0,
 			  cm ? "the code map has no VM record yet" :
 			       "no code map: Java frames not decoded (agent not loaded?)",
 			  max);
+	else if (ctx.error)
+		set_error(d, t, ctx.error, ctx.stop_pc, ctx.reason, max);
 	return 0;
 }

@@ -18,8 +18,12 @@
 
 /* CFI sections bigger than this are not read (libjvm's: 1.8 MiB) */
 #define CFI_SECTION_MAX		(64ull << 20)
-/* .debug_frame needs libdw to read the file's DWARF sections: bounded */
-#define CFI_DEBUG_MAX		(128ull << 20)
+/*
+ * .debug_frame needs libdw to read all of the file's DWARF sections (Go
+ * binaries, which have no .eh_frame, keep frame pointers: above this they
+ * are walked by those)
+ */
+#define CFI_DEBUG_MAX		(32ull << 20)
 
 struct cfi_table {
 	Elf *elf;
