@@ -33,7 +33,7 @@
 #define ASGST_MAX_KSTACK	64	/* kernel frames kept per sample */
 #define ASGST_MAX_USTACK	127	/* frame-pointer user frames per sample */
 #define ASGST_MAX_WINDOW	(64 * 1024)	/* hard cap of the stack window */
-#define ASGST_DEFAULT_WINDOW	(16 * 1024)
+#define ASGST_DEFAULT_WINDOW	(64 * 1024)
 #define ASGST_COMM_LEN		16
 
 /* asgst_sample_hdr.flags */

@@ -331,7 +331,7 @@ static const struct cli_option record_opts[] = {
 	CLI_OPT("stack-window", 0, "BYTES",
 		"copy up to this many user-stack bytes per sample,\n"
 		"less where the thread's frames end (default\n"
-		"16384, at most 65536; suffix k allowed; also\n"
+		"and most 65536; suffix k allowed; also\n"
 		"for every process with --unwind fp; 0: no\n"
 		"window at all, JVM samples then fail to decode\n"
 		"with ASGST_NO_WINDOW)", opt_window),

@@ -224,6 +224,48 @@ static bool ret_at_sp(struct walk *w, struct wframe *f)
 	return true;
 }
 
+/* a compiled frame at pc whose sp is sp has a return pc where its size says */
+static bool compiled_at(struct walk *w, uint64_t pc, uint64_t sp)
+{
+	const struct codemap_blob *b;
+	uint64_t ret;
+
+	if (walk_classify(w, pc, &b) != PC_NMETHOD || !b || b->frame_size <= 0)
+		return false;
+	return walk_read(w, sp + (uint64_t)(b->frame_size - 1) * 8, &ret) &&
+	       walk_is_return_pc(w, ret);
+}
+
+/*
+ * The i2c/c2i adapters at the top. A c2i adapter (compiled code calling a
+ * method that runs interpreted) pops the return pc, keeps the caller's sp
+ * in r13 (the interpreter's sender sp), extends the stack for the
+ * interpreter's arguments and stores the return pc at the new sp[0]: the
+ * compiled caller's frame then starts at r13, not above sp[0]. At the
+ * adapter's entry r13 is anything: each candidate is taken only when the
+ * caller's own frame checks out.
+ */
+static bool adapter_sender(struct walk *w, struct wframe *f)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	uint64_t ret;
+
+	if (!walk_read(w, f->sp, &ret) || !walk_is_return_pc(w, ret))
+		return false;
+	if (h->r13 > f->sp + 8 && walk_in(w, h->r13, 8) &&
+	    compiled_at(w, ret, h->r13)) {
+		f->sp = h->r13;
+		f->pc = ret;
+		return true;
+	}
+	if (compiled_at(w, ret, f->sp + 8)) {
+		f->sp += 8;
+		f->pc = ret;
+		return true;
+	}
+	return false;
+}
+
 /*
  * A stub's frame. Stubs are called by leaf calls (from compiled code
  * without debug info at the call), so their return pc may be anywhere in
@@ -257,6 +299,8 @@ bool walk_stub_sender(struct walk *w, struct wframe *f)
 		f->pc = ret;
 		return true;
 	}
+	if (f->top && b->kind == CM_STUB_ADAPTER && adapter_sender(w, f))
+		return true;
 	/* interrupted at its entry or its ret: nothing of it on the stack */
 	if (f->top && fs <= 0 && ret_at_sp(w, f))
 		return true;
@@ -264,6 +308,19 @@ bool walk_stub_sender(struct walk *w, struct wframe *f)
 	if (f->fp > f->sp && walk_read(w, f->fp, &saved) &&
 	    walk_read(w, f->fp + 8, &ret) && walk_is_leaf_return_pc(w, ret)) {
 		f->sp = f->fp + 16;
+		f->fp = saved;
+		f->pc = ret;
+		return true;
+	}
+	/*
+	 * the nmethod entry barrier stub pushes a cookie word (-1, where a
+	 * deoptimization writes the new sp) before enter: the return pc is
+	 * one word above the frame pointer's usual slot
+	 */
+	if (f->fp > f->sp && walk_read(w, f->fp, &saved) &&
+	    walk_read(w, f->fp + 8, &ret) && ret == UINT64_MAX &&
+	    walk_read(w, f->fp + 16, &ret) && walk_is_leaf_return_pc(w, ret)) {
+		f->sp = f->fp + 24;
 		f->fp = saved;
 		f->pc = ret;
 		return true;
