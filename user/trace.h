@@ -38,6 +38,9 @@ struct frame {
 	int32_t bci;		/* Java: -1 unknown */
 	int32_t line;		/* Java: -1 unknown */
 	uint64_t pc;		/* native/kernel/unknown: the pc */
+	uint64_t code_pc;	/* compiled Java: the pc of its PcDesc in
+				   the nmethod (stable per call site and
+				   bci); 0 otherwise */
 	uint64_t offset;	/* native: pc - module load bias (file offset) */
 	const char *symbol;	/* native/kernel symbol, NULL when unknown */
 	const char *module;	/* native: module path, NULL when unknown */

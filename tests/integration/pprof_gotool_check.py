@@ -42,6 +42,9 @@ LINE_RE = re.compile(r"^(.*?) (\S*):(-?\d+) s=(-?\d+)(?:\((.*)\))?$")
 LABEL_RE = re.compile(r"(\w+):\[(.*?)\](?= \w+:\[|$)")
 
 
+ADDRS = {}	# location id -> address, filled by parse_raw
+
+
 def parse_raw(path):
     """[(values, [location ids], {label: value})], {id: [(name, line)]}"""
     samples, locs = [], {}
@@ -65,6 +68,7 @@ def parse_raw(path):
                 if m:
                     loc = int(m.group(1))
                     locs[loc] = []
+                    ADDRS[loc] = int(m.group(2), 16)
                     rest = m.group(3)
                 else:
                     rest = line.strip()
@@ -215,6 +219,31 @@ def main():
         got[(lkey(labels), tuple(frames))] += vals[0]
         got_frames += vals[0] * len(frames)
     bad, bad_n = report("-raw", want, got)
+
+    # compiled Java frames: the JSON's code address is the address of a
+    # pprof Location whose lines hold that frame
+    by_addr = collections.defaultdict(set)
+    for loc, frames in locs.items():
+        if ADDRS.get(loc):
+            by_addr[ADDRS[loc]].update(frames)
+    with_pc = missing = compiled = 0
+    for s in doc["stacks"]:
+        for f in s["frames"]:
+            if f["type"] not in ("java", "java_inlined"):
+                continue
+            if f.get("comp_level", -1) > 0:
+                compiled += s["count"]
+            if "pc" not in f:
+                continue
+            with_pc += s["count"]
+            if frame_of(f) not in by_addr.get(int(f["pc"], 16), ()):
+                missing += s["count"]
+    print("MEASURE: pprof_addresses compiled_java_frames=%d with_pc=%d "
+          "not_at_their_address=%d java_locations_with_address=%d" %
+          (compiled, with_pc, missing, len(by_addr)))
+    if missing or (compiled and not with_pc):
+        print("FAIL: compiled Java frames without their code address in the pprof")
+        rc = 1
     print("MEASURE: pprof_raw stacks=%d samples json=%d pprof=%d "
           "frames json=%d pprof=%d" % (len(want), sum(want.values()),
                                        sum(got.values()), want_frames, got_frames))

@@ -128,6 +128,43 @@ else
 	echo "INFO: perf record does not work here: no comparison with perf"
 fi
 
+# in a container: the binary exists only at its path inside the container
+# (a bind mount), so it is read through the process's root
+if command -v podman > /dev/null && command -v runc > /dev/null; then
+	NAME="asgst-cfi-$$"
+	PODMAN="podman --runtime runc --cgroup-manager cgroupfs"
+	trap 'for p in $_bg_pids; do kill "$p" 2>/dev/null; done
+		$PODMAN rm -f -t 0 "$NAME" > /dev/null 2>&1; wait 2>/dev/null
+		rm -rf "$TMP"' EXIT
+	timeout 120 $PODMAN run -d --name "$NAME" \
+		--ulimit nofile=4096:4096 --ulimit nproc=4096:4096 \
+		-v "$CFI:/cfi-wl:ro" --rootfs /:O /cfi-wl/cfi_qsort 60 t \
+		> "$TMP/podman.out" 2>&1 ||
+		{ cat "$TMP/podman.out"; fail "podman could not start the container"; }
+	sleep 1
+	cpid=$(podman top "$NAME" hpid | awk 'NR > 1 { print $1; exit }')
+	[ -n "$cpid" ] || fail "the container's process not found"
+	"$ASGST" record -q -p "$cpid" -F 199 -d 3 -o "$TMP/ctr.json" ||
+		fail "record -p of the container's process"
+	$CHECK "$TMP/ctr.json" --pid "$cpid" --measure "cfi_qsort in a container" \
+		--leaf 'nf_leaf.*' \
+		--chain 'nf_leaf.*,nf_cmp,+msort_with_tmp.*,qsort_r,nf_run,main|nf_thread' \
+		|| fail "container"
+	python3 - "$TMP/ctr.json" "$cpid" <<'PY' || fail "container: module path"
+import json, sys
+d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
+mods = {f.get("module") for s in d["stacks"] if s["pid"] == pid
+        for f in s["frames"] if f.get("symbol") == "nf_run"}
+print("INFO: nf_run from %s" % sorted(m for m in mods if m))
+sys.exit(0 if mods == {"/cfi-wl/cfi_qsort"} else 1)
+PY
+	$PODMAN rm -f -t 0 "$NAME" > /dev/null 2>&1
+elif [ "${CI:-}" = true ]; then
+	fail "podman or runc missing (make deps installs them)"
+else
+	echo "INFO: podman or runc missing (make deps): no container run"
+fi
+
 # garbage CFI: the recording goes on, the frames it cannot walk end in an
 # unknown frame with the reason
 python3 - "$CFI/cfi_qsort" "$TMP/garbage" "$TMP/truncated" <<'PY' || fail "making bad binaries"

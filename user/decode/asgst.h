@@ -199,6 +199,10 @@ struct asgst_ctx {
 	int (*cfi)(void *arg, uint64_t pc, struct cfi_row *row);
 	/* optional: depth entries, ASGST_FF_* of each frame written */
 	uint16_t *frame_flags;
+	/* optional: depth entries, each frame's code address: for a compiled
+	 * Java frame (and its inlined ones) the pc of the PcDesc that names
+	 * its bci in the nmethod, stable per call site and bci; else 0 */
+	uint64_t *frame_pcs;
 	/* after asgst_decode(): */
 	int32_t error;			/* 0 or ASGST_Error */
 	uint64_t stop_pc;		/* pc where the walk stopped */

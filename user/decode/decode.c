@@ -153,6 +153,7 @@ int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 	w.frames = trace->frames;
 	w.depth = depth;
 	w.flags = ctx->frame_flags;
+	w.pcs = ctx->frame_pcs;
 
 	if (!w.cm || !w.vm) {
 		/* not decodable as Java: the frame-pointer user stack */
@@ -310,6 +311,7 @@ struct decoder {
 	struct decoder_stats stats;
 	ASGST_CallFrame frames[TRACE_MAX_FRAMES];
 	uint16_t frame_flags[TRACE_MAX_FRAMES];	/* ASGST_FF_* of frames[] */
+	uint64_t frame_pcs[TRACE_MAX_FRAMES];	/* code address of frames[] */
 };
 
 static bool is_text(void *arg, uint64_t pc)
@@ -385,7 +387,7 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 	struct asgst_ctx ctx;
 	ASGST_CallTrace ct;
 	const struct codemap_thread *th;
-	uint32_t nk, room;
+	uint32_t nk, room, k;
 	int n;
 
 	if (!d || !s || !s->hdr || !t || !buf || max < 2)
@@ -458,16 +460,20 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		ctx.text_arg = d;
 	}
 	ctx.frame_flags = d->frame_flags;
+	ctx.frame_pcs = d->frame_pcs;
 	memset(&ct, 0, sizeof(ct));
 	ct.frames = d->frames;
 	n = asgst_decode(&ctx, s, &ct, (int32_t)room,
 			 ASGST_INCLUDE_NON_JAVA_FRAMES);
 	if (n < 0)
 		return n;
-	t->nframes += asgst_resolve(d->sz, ctx.vm ? cm : NULL, t->pid,
-				    d->frames, d->frame_flags, (uint32_t)n,
-				    buf + t->nframes,
-				    max - t->nframes);
+	k = asgst_resolve(d->sz, ctx.vm ? cm : NULL, t->pid, d->frames,
+			  d->frame_flags, (uint32_t)n, buf + t->nframes,
+			  max - t->nframes);
+	/* resolve writes one frame per walked frame, in order */
+	for (uint32_t i = 0; i < k; i++)
+		buf[t->nframes + i].code_pc = d->frame_pcs[i];
+	t->nframes += k;
 	t->jvmti_state = ct.state;
 	switch (ct.kind) {
 	case ASGST_JAVA_TRACE:

@@ -49,12 +49,19 @@ static bool push_scopes(struct walk *w, const struct codemap_blob *b,
 	int8_t level = (int8_t)(b->comp_level >= -1 && b->comp_level <= 4 ?
 				b->comp_level : -1);
 
+	bool ok = true;
+
 	if (!prologue)
 		pd = codemap_blob__pcdesc(b, pc);
-	if (!pd || !pd->depth || !pd->frames)
-		return walk_push_java(w, ASGST_FRAME_JAVA, level,
-				      prologue ? 0 : -1, b->method);
-	for (uint32_t i = 0; i < pd->depth; i++) {
+	/* the address pprof and JSON show: the PcDesc's, or the entry's */
+	w->java_pc = pd ? b->start + pd->pc_off : prologue ? b->start : 0;
+	if (!pd || !pd->depth || !pd->frames) {
+		ok = walk_push_java(w, ASGST_FRAME_JAVA, level,
+				    prologue ? 0 : -1, b->method);
+		w->java_pc = 0;
+		return ok;
+	}
+	for (uint32_t i = 0; i < pd->depth && ok; i++) {
 		const struct cm_frame *cf = &pd->frames[i];
 		bool outer = i + 1 == pd->depth;
 		uint64_t m = 0;
@@ -64,12 +71,12 @@ static bool push_scopes(struct walk *w, const struct codemap_blob *b,
 		/* MethodHandle intrinsics: the blob knows its own method */
 		if (outer && b->method)
 			m = b->method;
-		if (!walk_push_java(w, outer ? ASGST_FRAME_JAVA :
+		ok = walk_push_java(w, outer ? ASGST_FRAME_JAVA :
 					       ASGST_FRAME_JAVA_INLINED,
-				    level, cf->bci, m))
-			return false;
+				    level, cf->bci, m);
 	}
-	return true;
+	w->java_pc = 0;
+	return ok;
 }
 
 /*

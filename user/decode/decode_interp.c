@@ -78,6 +78,46 @@ static bool interp_sender(struct walk *w, struct wframe *f, uint64_t fp,
 	return true;
 }
 
+/*
+ * The top frame is in the interpreter with rbp not (yet, or any more) at
+ * a frame of its own: at a method's entry before enter (rbx not a known
+ * Method*), or returning after leave, the return pc at sp[0] and the
+ * sender sp in rbx (remove_activation) or r13 (the entry's sender sp).
+ * Its method is not known here: the walk goes on at its caller, each
+ * candidate sender sp taken only if the caller's frame checks out.
+ */
+static bool interp_left(struct walk *w, struct wframe *f)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	const struct codemap_blob *b;
+	uint64_t ret, cand[3] = { h->rbx, h->r13, f->sp + 8 };
+
+	if (!walk_read(w, f->sp, &ret) || !walk_is_return_pc(w, ret))
+		return false;
+	switch (walk_classify(w, ret, &b)) {
+	case PC_NMETHOD:
+		for (int i = 0; i < 3; i++) {
+			if (cand[i] < f->sp + 8 || !walk_in(w, cand[i], 8) ||
+			    !walk_compiled_at(w, ret, cand[i]))
+				continue;
+			f->pc = ret;
+			f->sp = cand[i];
+			return true;
+		}
+		return false;
+	case PC_INTERP:
+	case PC_CALL_STUB:
+		/* rbp is the caller's own: its frame walks by it */
+		if (f->fp <= f->sp || !walk_in(w, f->fp, 16))
+			return false;
+		f->pc = ret;
+		f->sp += 8;
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool walk_interpreted(struct walk *w, struct wframe *f)
 {
 	const struct asgst_sample_hdr *h = w->s->hdr;
@@ -120,6 +160,8 @@ bool walk_interpreted(struct walk *w, struct wframe *f)
 		return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
 				 "interpreter method entry: no return address found");
 	}
+	if (!framed && f->top && interp_left(w, f))
+		return true;
 	if (!framed) {
 		if (!walk_in(w, fp, 8) || fp < f->sp)
 			return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,

@@ -416,6 +416,10 @@ bool walk_native(struct walk *w, struct wframe *f)
 			break;
 		}
 		if (!ret) {
+			/* a frame pointer's 0 is the end only when CFI says so
+			 * (an outermost frame), else a guess at garbage */
+			if (by_fp && !w->cm)
+				return native_only_end(w, pc, true);
 			w->done = true;
 			return true;
 		}

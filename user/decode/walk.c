@@ -26,6 +26,8 @@ bool walk_push_java(struct walk *w, uint8_t type, int8_t comp_level,
 		return false;
 	if (w->flags)
 		w->flags[w->n] = 0;
+	if (w->pcs)
+		w->pcs[w->n] = w->java_pc;
 	jf = &w->frames[w->n++].java_frame;
 	jf->type = type;
 	jf->comp_level = comp_level;
@@ -46,6 +48,8 @@ bool walk_push_native(struct walk *w, uint64_t pc)
 		return false;
 	if (w->flags)
 		w->flags[w->n] = 0;
+	if (w->pcs)
+		w->pcs[w->n] = 0;
 	nf = &w->frames[w->n++].non_java_frame;
 	nf->type = ASGST_FRAME_NON_JAVA;
 	nf->pc = (void *)(uintptr_t)pc;
@@ -224,8 +228,11 @@ static bool ret_at_sp(struct walk *w, struct wframe *f)
 	return true;
 }
 
-/* a compiled frame at pc whose sp is sp has a return pc where its size says */
-static bool compiled_at(struct walk *w, uint64_t pc, uint64_t sp)
+/* words over a saved CPU state: 17 general registers, the FPU/SSE area
+ * (512 bytes), AVX-512's vector registers (2 KiB) and the alignment */
+#define ADAPTER_SCAN_WORDS	512
+
+bool walk_compiled_at(struct walk *w, uint64_t pc, uint64_t sp)
 {
 	const struct codemap_blob *b;
 	uint64_t ret;
@@ -253,12 +260,12 @@ static bool adapter_sender(struct walk *w, struct wframe *f)
 	if (!walk_read(w, f->sp, &ret) || !walk_is_return_pc(w, ret))
 		return false;
 	if (h->r13 > f->sp + 8 && walk_in(w, h->r13, 8) &&
-	    compiled_at(w, ret, h->r13)) {
+	    walk_compiled_at(w, ret, h->r13)) {
 		f->sp = h->r13;
 		f->pc = ret;
 		return true;
 	}
-	if (compiled_at(w, ret, f->sp + 8)) {
+	if (walk_compiled_at(w, ret, f->sp + 8)) {
 		f->sp += 8;
 		f->pc = ret;
 		return true;
@@ -290,11 +297,13 @@ bool walk_stub_sender(struct walk *w, struct wframe *f)
 	    !walk_in(w, f->sp + (uint64_t)(fs - 1) * 8, 8))
 		return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,
 				 "stub frame extends beyond the stack window");
-	/* the JNI fast field getters are called from C */
-	if (f->top && fs <= 0 && b->name && !strncmp(b->name, "jni_fast_", 9) &&
-	    walk_read(w, f->sp, &ret) && ret &&
+	/* stubs called from C (the JNI fast field getters, the icache
+	 * flush stubs), at their entry or ret: a native return pc at sp[0]
+	 * (without the process's mappings only the getters, by name) */
+	if (f->top && fs <= 0 && walk_read(w, f->sp, &ret) && ret &&
 	    walk_classify(w, ret, &cb) == PC_NATIVE &&
-	    (!w->is_text || w->is_text(w->text_arg, ret))) {
+	    (w->is_text ? w->is_text(w->text_arg, ret) :
+			  b->name && !strncmp(b->name, "jni_fast_", 9))) {
 		f->sp += 8;
 		f->pc = ret;
 		return true;
@@ -304,9 +313,13 @@ bool walk_stub_sender(struct walk *w, struct wframe *f)
 	/* interrupted at its entry or its ret: nothing of it on the stack */
 	if (f->top && fs <= 0 && ret_at_sp(w, f))
 		return true;
-	/* stubs that keep rbp as a frame pointer (enter/leave) */
+	/* stubs that keep rbp as a frame pointer (enter/leave), called
+	 * from compiled code or from C */
 	if (f->fp > f->sp && walk_read(w, f->fp, &saved) &&
-	    walk_read(w, f->fp + 8, &ret) && walk_is_leaf_return_pc(w, ret)) {
+	    walk_read(w, f->fp + 8, &ret) &&
+	    (walk_is_leaf_return_pc(w, ret) ||
+	     (fs <= 0 && walk_classify(w, ret, &cb) == PC_NATIVE &&
+	      w->is_text && w->is_text(w->text_arg, ret)))) {
 		f->sp = f->fp + 16;
 		f->fp = saved;
 		f->pc = ret;
@@ -329,6 +342,14 @@ bool walk_stub_sender(struct walk *w, struct wframe *f)
 	if (!f->top && fs <= 0 && ret_at_sp(w, f))
 		return true;
 	if (f->top && guess_sender(w, f, fs, fs > 0, true, true))
+		return true;
+	/*
+	 * a c2i adapter fixing its caller's call site saves the whole CPU
+	 * state (general and vector registers) on the stack before it calls
+	 * the VM: its compiled caller's return pc lies above all of that
+	 */
+	if (b->kind == CM_STUB_ADAPTER && !f->top &&
+	    walk_scan_sender(w, f, f->sp, ADAPTER_SCAN_WORDS))
 		return true;
 	/* a few registers pushed (Runtime1 stubs without a runtime call) */
 	if (walk_scan_sender(w, f, f->sp, 16))

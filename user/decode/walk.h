@@ -80,6 +80,8 @@ struct walk {
 	const struct codemap_blob *memo_blob;
 	/* Java <-> C crossings (decode_ffm.c, decode_native.c) */
 	uint16_t *flags;		/* NULL, or ASGST_FF_* per frame */
+	uint64_t *pcs;			/* NULL, or each frame's code address */
+	uint64_t java_pc;		/* ... for the Java frames pushed now */
 	uint32_t upcalls;		/* upcalls (call/upcall stubs) walked */
 };
 
@@ -159,6 +161,9 @@ bool walk_is_leaf_return_pc(const struct walk *w, uint64_t pc);
  */
 bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 		       bool try_full, bool strict);
+/* a compiled frame at pc whose sp is sp has a return pc where its size
+ * says (a candidate sender checked one frame further) */
+bool walk_compiled_at(struct walk *w, uint64_t pc, uint64_t sp);
 /* the sender of a stub's frame (walk_stub without its frame) */
 bool walk_stub_sender(struct walk *w, struct wframe *f);
 /*

@@ -66,6 +66,10 @@ static void write_frame(FILE *f, const struct frame *fr)
 			",\"comp_level\":%d", fr->bci < 0 ? -1 : fr->bci,
 			fr->line < 0 ? -1 : fr->line,
 			fr->comp_level < 0 ? -1 : fr->comp_level);
+		if (fr->code_pc) {
+			fputs(",\"pc\":", f);
+			json_hex(f, fr->code_pc);
+		}
 		break;
 	default:
 		fputs(",\"pc\":", f);

@@ -430,9 +430,11 @@ static uint32_t pp_java_function(struct pp *pp, const struct frame *f)
  * built in a buffer of its own: pp_function() reuses pp->key, and any key
  * cut short would let two chains that share their outermost method (the
  * JIT inlined different runs in different samples) share one Location, and
- * so one Line list. Java frames carry no code address (struct frame has
- * the Method* in pc, not the pc in the nmethod), so address is 0 and
- * there is no mapping: the chain alone tells Locations apart.
+ * so one Line list. A compiled frame's address is the pc of the PcDesc
+ * that names its bci in the nmethod (code_pc, shared by its inlined
+ * frames); interpreted frames have none (0). There is no mapping (code
+ * in the code cache belongs to no file): address and chain together tell
+ * Locations apart.
  */
 static uint32_t pp_location_java(struct pp *pp, const struct frame *fr, uint32_t n)
 {
@@ -443,7 +445,8 @@ static uint32_t pp_location_java(struct pp *pp, const struct frame *fr, uint32_t
 	for (uint32_t i = 0; i < n; i++)
 		pp->fids[i] = pp_java_function(pp, &fr[i]);
 	pp->jkey.len = 0;
-	pb_raw(&pp->jkey, "J", 1);
+	pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "J%" PRIx64,
+					 fr[n - 1].code_pc));
 	for (uint32_t i = 0; i < n; i++)
 		pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "/%u:%d",
 						pp->fids[i],
@@ -464,6 +467,8 @@ static uint32_t pp_location_java(struct pp *pp, const struct frame *fr, uint32_t
 	if (pmap_put(&pp->locs, k, id))
 		pp->oom = true;
 	pb_uint(&pp->m1, LOCATION_ID, id);
+	if (fr[n - 1].code_pc)
+		pb_uint(&pp->m1, LOCATION_ADDRESS, fr[n - 1].code_pc);
 	for (uint32_t i = 0; i < n; i++) {
 		pb_uint(&pp->m2, LINE_FUNCTION_ID, pp->fids[i]);
 		pb_uint(&pp->m2, LINE_LINE, fr[i].line > 0 ? (uint64_t)fr[i].line : 0);

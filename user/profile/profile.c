@@ -151,7 +151,7 @@ static uint64_t trace_hash(const struct trace *t)
 		h = mix(h, (uint64_t)f->type << 56 | (uint64_t)(uint8_t)f->comp_level << 48 |
 			   (uint64_t)f->flags << 32 | (uint32_t)f->bci);
 		h = mix(h, (uint32_t)f->line);
-		h = mix(h, f->pc);
+		h = mix(h, f->pc ^ f->code_pc << 1);
 		h = mix(h, f->offset);
 		h = mix(h, PTR(f->symbol) ^ PTR(f->module) << 1);
 		h = mix(h, PTR(f->klass) ^ PTR(f->method) << 1);
@@ -165,7 +165,8 @@ static bool frame_eq(const struct frame *a, const struct frame *b)
 {
 	return a->type == b->type && a->comp_level == b->comp_level &&
 	       a->flags == b->flags && a->bci == b->bci && a->line == b->line &&
-	       a->pc == b->pc && a->offset == b->offset &&
+	       a->pc == b->pc && a->code_pc == b->code_pc &&
+	       a->offset == b->offset &&
 	       a->symbol == b->symbol && a->module == b->module &&
 	       a->klass == b->klass && a->method == b->method &&
 	       a->signature == b->signature && a->source == b->source &&
