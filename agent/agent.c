@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <jvmti.h>
 #include <jvmticmlr.h>
@@ -36,6 +37,7 @@
 static struct {
 	char path[256];
 	uint64_t max_size;
+	uint64_t compact_min;	/* compactmin=SIZE */
 	int jdk_max;		/* jdkmax=N: narrows AGENT_JDK_MAX, never widens */
 } opt;
 
@@ -45,48 +47,9 @@ static int ready;		/* VM record written: events go to the map */
 static int jdk_major;
 static uintptr_t early_cont_barrier;	/* seen before the VM record */
 static jfieldID eetop_fid;
-
-/* ---- bounded Method* set: which methods already have a METHOD record ---- */
-#define MSET_BITS	18
-#define MSET_SIZE	(1u << MSET_BITS)
-#define MSET_MAX	(MSET_SIZE * 3 / 4)
-static uintptr_t *mset;
-static unsigned mset_n;
-
-static unsigned mset_slot(uintptr_t m)
-{
-	return (unsigned)((m * 0x9E3779B97F4A7C15ull) >> (64 - MSET_BITS));
-}
-
-/* under the writer lock */
-static bool mset_has(uintptr_t m)
-{
-	unsigned i = mset_slot(m), n;
-
-	if (!mset)
-		return false;
-	for (n = 0; n < MSET_SIZE && mset[i]; n++, i = (i + 1) & (MSET_SIZE - 1))
-		if (mset[i] == m)
-			return true;
-	return false;
-}
-
-/* under the writer lock; a full set stops deduplicating (duplicates are
- * harmless to the reader, memory stays bounded) */
-static void mset_add(uintptr_t m)
-{
-	unsigned i = mset_slot(m);
-
-	if (!mset || mset_n >= MSET_MAX)
-		return;
-	while (mset[i]) {
-		if (mset[i] == m)
-			return;
-		i = (i + 1) & (MSET_SIZE - 1);
-	}
-	mset[i] = m;
-	mset_n++;
-}
+static JavaVM *java_vm;
+static JNIEnv *compactor_jni;	/* the compactor thread's own */
+static int compactor_started, compactor_stop;
 
 /* only called once jdk_check() and probe_method_ids() passed */
 static uintptr_t method_ptr(jmethodID mid)
@@ -165,17 +128,11 @@ static void write_method(jmethodID mid, const struct class_info *ci,
 	jboolean native = JNI_FALSE;
 	struct cm_method m;
 	struct recbuf b;
-	bool have;
 
 	if (!method)
 		return;
-	if (!force) {
-		cmw__lock();
-		have = mset_has(method);
-		cmw__unlock();
-		if (have)
-			return;
-	}
+	if (!force && cmw__method_known(method))
+		return;
 	rb__init(&b);
 	if ((*jvmti)->GetMethodName(jvmti, mid, &name, &sig, NULL))
 		goto cleanup;
@@ -208,12 +165,8 @@ static void write_method(jmethodID mid, const struct class_info *ci,
 	}
 	if (rb__finish(&b))
 		goto cleanup;
-	cmw__lock();
-	have = !force && mset_has(method);
-	if (!have)
-		mset_add(method);
-	cmw__unlock();
-	if (!have)
+	/* the writer's live set dedups; a race writes one twice, harmless */
+	if (force || !cmw__method_known(method))
 		cmw__append(b.p, b.len);
 cleanup:
 	rb__free(&b);
@@ -250,12 +203,8 @@ static void ensure_method(jmethodID mid, uintptr_t method, const char *name,
 {
 	struct class_info ci;
 	jclass k = NULL;
-	bool have;
 
-	cmw__lock();
-	have = mset_has(method);
-	cmw__unlock();
-	if (have || (*jvmti)->GetMethodDeclaringClass(jvmti, mid, &k) || !k)
+	if (cmw__method_known(method) || (*jvmti)->GetMethodDeclaringClass(jvmti, mid, &k) || !k)
 		return;
 	class_info_get(k, &ci);
 	write_method(mid, &ci, method, name, sig, false);
@@ -825,6 +774,164 @@ static void enumerate_threads(JNIEnv *jni)
 	jfree(ts);
 }
 
+/* ---- compaction: the map keeps only what is live -------------------------- */
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the Method* of every method of every loaded class, sorted; NULL on error */
+static uint64_t *loaded_methods(size_t *n_out)
+{
+	jclass *ks = NULL;
+	jint nk = 0, i;
+	uint64_t *ms = NULL;
+	size_t n = 0, cap = 0;
+
+	if ((*jvmti)->GetLoadedClasses(jvmti, &nk, &ks))
+		return NULL;
+	for (i = 0; i < nk && !__atomic_load_n(&compactor_stop, __ATOMIC_ACQUIRE); i++) {
+		jmethodID *mids = NULL;
+		jint nm = 0, j, status = 0;
+
+		if ((*jvmti)->GetClassStatus(jvmti, ks[i], &status) ||
+		    !(status & JVMTI_CLASS_STATUS_PREPARED) ||
+		    (*jvmti)->GetClassMethods(jvmti, ks[i], &nm, &mids))
+			continue;
+		if (n + (size_t)nm > cap) {
+			size_t nc = cap ? cap * 2 : 4096;
+			uint64_t *p;
+
+			while (nc < n + (size_t)nm)
+				nc *= 2;
+			p = realloc(ms, nc * sizeof(*ms));
+			if (!p) {
+				jfree(mids);
+				free(ms);
+				ms = NULL;
+				goto cleanup;
+			}
+			ms = p;
+			cap = nc;
+		}
+		for (j = 0; j < nm; j++)
+			ms[n++] = method_ptr(mids[j]);
+		jfree(mids);
+	}
+	if (!ms)
+		ms = malloc(sizeof(*ms));
+	if (ms)
+		qsort(ms, n, sizeof(*ms), u64_cmp);
+	*n_out = n;
+cleanup:
+	/* local references of an attached native thread: freed one by one */
+	for (i = 0; i < nk; i++)
+		if (ks[i])
+			(*compactor_jni)->DeleteLocalRef(compactor_jni, ks[i]);
+	jfree(ks);
+	return ms;
+}
+
+/* 0 when the map came out well below its cap, else -1 (back off) */
+static int compact_once(void)
+{
+	struct cmw_compact_stats st;
+	uint64_t mark = cmw__pos(), t0 = cmw__now_ns(), *ms;
+	size_t n = 0;
+	int ret = -1;
+
+	ms = loaded_methods(&n);
+	if (!ms)
+		return -1;
+	if (!cmw__compact(ms, n, mark, &st)) {
+		/* what is live nearly fills the map: compacting again soon
+		 * would win nothing */
+		ret = st.new_bytes > opt.max_size / 2 ? -1 : 0;
+		log_info("code map generation %llu: %llu -> %llu bytes (%llu methods kept, %llu dropped, %llu code, %llu stubs, %llu threads), %.1f ms",
+			 (unsigned long long)st.generation,
+			 (unsigned long long)st.old_bytes,
+			 (unsigned long long)st.new_bytes,
+			 (unsigned long long)st.methods_kept,
+			 (unsigned long long)st.methods_dropped,
+			 (unsigned long long)st.code,
+			 (unsigned long long)st.stubs,
+			 (unsigned long long)st.threads,
+			 (double)(cmw__now_ns() - t0) / 1e6);
+	} else {
+		log_warn("code map compaction failed (the live set does not fit maxsize=%llu, or /dev/shm is full): tried again later",
+			 (unsigned long long)opt.max_size);
+	}
+	free(ms);
+	return ret;
+}
+
+/*
+ * A daemon thread of the agent's own: it checks the map every 100 ms and
+ * compacts when due. The enumeration of loaded classes (JVMTI) happens
+ * here, outside the writer lock; JVM threads only ever append.
+ */
+static void *compactor_main(void *arg)
+{
+	JNIEnv *jni = NULL;
+	unsigned backoff = 0, wait_ticks = 0;	/* in 100 ms ticks */
+	JavaVMAttachArgs aa = {
+		.version = JNI_VERSION_1_6, .name = "asgst-codemap", .group = NULL,
+	};
+
+	(void)arg;
+	if ((*java_vm)->AttachCurrentThreadAsDaemon(java_vm, (void **)&jni,
+						    &aa) != JNI_OK) {
+		log_warn("code map compaction off: cannot attach its thread");
+		return NULL;
+	}
+	compactor_jni = jni;
+	while (!__atomic_load_n(&compactor_stop, __ATOMIC_ACQUIRE) &&
+	       cmw__active()) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		if (__atomic_load_n(&compactor_stop, __ATOMIC_ACQUIRE))
+			break;
+		if (wait_ticks) {
+			wait_ticks--;
+			continue;
+		}
+		if (!cmw__compaction_due())
+			continue;
+		/* a compaction that does not help backs off: 1 s, 2 s, ..
+		 * up to a minute, so a map too small costs the JVM little */
+		if (compact_once()) {
+			backoff = backoff ? backoff * 2 : 10;
+			if (backoff > 600)
+				backoff = 600;
+			wait_ticks = backoff;
+		} else {
+			backoff = 0;
+		}
+	}
+	/* at VM death the JVM tears down its daemon threads itself */
+	return NULL;
+}
+
+static void compactor_start(void)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	if (!java_vm || __atomic_exchange_n(&compactor_started, 1,
+					    __ATOMIC_ACQ_REL))
+		return;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &a, compactor_main, NULL))
+		log_warn("code map compaction off: no thread (%s)",
+			 strerror(errno));
+	pthread_attr_destroy(&a);
+}
+
 /* runs at VMInit, or in Agent_OnAttach (live phase) */
 static void agent_init_live(JNIEnv *jni)
 {
@@ -864,8 +971,11 @@ static void agent_init_live(JNIEnv *jni)
 	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
 	enumerate_threads(jni);
-	log_info("code map ready: JDK %d, %u methods, %.1f ms", jdk_major,
-		 mset_n, (double)(cmw__now_ns() - t0) / 1e6);
+	cmw__mark_base();
+	log_info("code map ready: JDK %d, %llu bytes, %.1f ms", jdk_major,
+		 (unsigned long long)cmw__pos(),
+		 (double)(cmw__now_ns() - t0) / 1e6);
+	compactor_start();
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread t)
@@ -876,6 +986,7 @@ static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread t)
 
 static void agent_shutdown(void)
 {
+	__atomic_store_n(&compactor_stop, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&ready, 0, __ATOMIC_RELEASE);
 	cmw__close();
 }
@@ -930,6 +1041,8 @@ static const char *parse_options(const char *options, char *bad, size_t badlen)
 		if (!strcmp(tok, "path") && *v && strlen(v) < sizeof(opt.path)) {
 			strcpy(opt.path, v);
 		} else if (!strcmp(tok, "maxsize") && !parse_size(v, &opt.max_size)) {
+		} else if (!strcmp(tok, "compactmin") &&
+			   !parse_size(v, &opt.compact_min)) {
 		} else if (!strcmp(tok, "jdkmax") && atoi(v) > 0) {
 			if (atoi(v) < opt.jdk_max)
 				opt.jdk_max = atoi(v);
@@ -988,7 +1101,7 @@ static int agent_start(JavaVM *vm, const char *options, bool live)
 	}
 	bad = parse_options(options, badbuf, sizeof(badbuf));
 	if (bad) {
-		fprintf(stderr, "asgst-agent: bad option '%s' (use path=,maxsize=,"
+		fprintf(stderr, "asgst-agent: bad option '%s' (use path=,maxsize=,compactmin=,"
 			"loglevel=error|warn|info|debug,logfile=,jdkmax=): agent disabled\n",
 			bad);
 		/* off, but a later load with good options may still start */
@@ -1013,9 +1126,9 @@ static int agent_start(JavaVM *vm, const char *options, bool live)
 		cmw__disable(why);
 		return 0;
 	}
-	mset = calloc(MSET_SIZE, sizeof(*mset));
-	if (!mset)
-		log_warn("no memory for the method set: methods may repeat");
+	java_vm = vm;
+	if (opt.compact_min)
+		cmw__set_compact_min(opt.compact_min);
 	/* PcDescs at every pc, not just safepoints: inline chains resolve
 	 * accurately for code compiled from now on */
 	if (vmc__set_bool_flag("DebugNonSafepoints", true))

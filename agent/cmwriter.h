@@ -2,9 +2,17 @@
 /*
  * Code-map writer: the shared-memory file of agent/codemap_format.h.
  * Appends are serialised by one short mutex; nothing else is held across
- * it. The file is reserved in the address space at max_size once, so the
- * mapping never moves; it grows (fallocate, so tmpfs space is committed
- * and a full /dev/shm is an error, not a SIGBUS) in chunks.
+ * it and no JVMTI call is made under it. Each generation's file is
+ * reserved in the address space at max_size once, so its mapping never
+ * moves; it grows (fallocate, so tmpfs space is committed and a full
+ * /dev/shm is an error, not a SIGBUS) in chunks.
+ *
+ * The writer indexes what it appended (METHOD by Method*, CODE and STUB by
+ * start, THREAD by tid, the VM and CONT records): UNLOAD and thread-end
+ * records take entries out, so the index is the live set, offsets into the
+ * current file. cmw__compact() copies the live set into a new generation
+ * (see codemap_format.h); only methods need the JVM's word on what is
+ * still loaded, which the caller enumerates outside the lock.
  */
 #ifndef ASGST_AGENT_CMWRITER_H
 #define ASGST_AGENT_CMWRITER_H
@@ -25,8 +33,35 @@ void cmw__disable(const char *reason);
 void cmw__close(void);
 int cmw__active(void);
 uint64_t cmw__now_ns(void);
-void cmw__lock(void);
-void cmw__unlock(void);
+/* a METHOD record for this Method* is in the live set */
+int cmw__method_known(uint64_t method);
+
+/* log bytes past the snapshot before a compaction is worth it (default) */
+#define CMW_COMPACT_MIN		(2u << 20)
+void cmw__set_compact_min(uint64_t bytes);
+/* 1: the log is mostly dead, nears max_size, or records were dropped */
+int cmw__compaction_due(void);
+/* the start-up enumeration ends here: generation 0's "snapshot" */
+void cmw__mark_base(void);
+/* end of the log now: methods recorded from here on are kept as live */
+uint64_t cmw__pos(void);
+
+struct cmw_compact_stats {
+	uint64_t generation;
+	uint64_t old_bytes;		/* file bytes before */
+	uint64_t new_bytes;		/* snapshot bytes after */
+	uint64_t methods_kept, methods_dropped;
+	uint64_t code, stubs, threads;
+};
+
+/*
+ * Write the live set to a new generation and publish it. live: sorted
+ * Method* of the classes loaded now, enumerated after mark = cmw__pos().
+ * A method is kept when it is in live, in the pool of live code, or was
+ * recorded at or after mark. 0, or -1 (nothing changed).
+ */
+int cmw__compact(const uint64_t *live, size_t n_live, uint64_t mark,
+		 struct cmw_compact_stats *st);
 
 /* a growable record buffer with the cm_str/padding helpers */
 struct recbuf {

@@ -20,8 +20,24 @@
  * fixed part says how many follow. Every length, offset and count is
  * untrusted on the reader's side.
  *
+ * Generations (version 2): the log does not grow for ever. When most of
+ * it is dead (unloaded code, ended threads, methods of unloaded classes)
+ * or it nears max_size, the writer makes a new file: a snapshot of what is
+ * live (the VM and CONT records, then METHOD, STUB, CODE and THREAD
+ * records, each copied byte for byte with its original time), then the log
+ * goes on in it. It is published by rename() over the same path; only
+ * then is CM_F_SUPERSEDED set in the old file, whose write_pos is final
+ * from then on. A reader reads the old file to that write_pos, opens the
+ * path again and goes on at the new file's first record; records it
+ * already has come again in the snapshot and are the same. Whatever the
+ * reader holds as alive that is not in a snapshot it died before
+ * gen_start_ns (a dropped record, or a generation the reader missed). The
+ * writer holds no lock the reader could take, and its only lock is never
+ * held across a JVMTI call.
+ *
  * Times are CLOCK_MONOTONIC ns, the clock of bpf_ktime_get_ns().
- * Changing any layout means bumping CM_VERSION.
+ * Changing any layout means bumping CM_VERSION; readers also accept
+ * version 1 (no generations: the version 2 header fields read as 0).
  */
 #ifndef ASGST_AGENT_CODEMAP_FORMAT_H
 #define ASGST_AGENT_CODEMAP_FORMAT_H
@@ -29,7 +45,8 @@
 #include <stdint.h>
 
 #define CM_MAGIC		"ASGSTCM\0"	/* 8 bytes */
-#define CM_VERSION		1
+#define CM_VERSION		2
+#define CM_VERSION_MIN		1	/* oldest version a reader accepts */
 #define CM_HEADER_SIZE		4096u
 #define CM_DEFAULT_MAX		(64u << 20)
 #define CM_PATH_FMT		"/dev/shm/asgst-%d.map"
@@ -39,6 +56,8 @@
 #define CM_F_FULL		(1u << 1)	/* hit max size: records dropped */
 #define CM_F_DISABLED		(1u << 2)	/* agent turned itself off */
 #define CM_F_CLOSED		(1u << 3)	/* JVM exited cleanly */
+#define CM_F_SUPERSEDED		(1u << 4)	/* a newer generation is at the
+						   path; write_pos is final */
 
 struct cm_file_header {
 	char magic[8];
@@ -49,8 +68,16 @@ struct cm_file_header {
 	uint64_t max_size;		/* the writer never grows past this */
 	uint64_t write_pos;		/* end of the last complete record */
 	uint64_t start_ns;		/* agent start, CLOCK_MONOTONIC */
-	uint64_t dropped;		/* records not written (map full) */
+	uint64_t dropped;		/* records not written (map full), all
+					   generations */
 	char disabled_reason[128];	/* NUL-terminated when CM_F_DISABLED */
+	/* version 2 */
+	uint64_t generation;		/* 0 for the first file, +1 each */
+	uint64_t gen_start_ns;		/* when the snapshot was taken */
+	uint64_t snapshot_end;		/* [CM_HEADER_SIZE, snapshot_end): the
+					   snapshot (0 in generation 0) */
+	uint64_t live_bytes;		/* bytes of the live set when this
+					   generation began */
 };
 
 enum cm_rec_type {

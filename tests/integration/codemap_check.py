@@ -47,7 +47,7 @@ def parse(path):
     if len(b) < 4096:
         raise Bad("file shorter than the header")
     magic, ver, hsz, pid, flags, maxsz, wpos, start, dropped, reason = HDR.unpack_from(b, 0)
-    if magic != b"ASGSTCM\0" or ver != 1 or hsz != 4096:
+    if magic != b"ASGSTCM\0" or ver not in (1, 2) or hsz != 4096:
         raise Bad("bad magic/version/header size")
     if wpos > len(b) or wpos < 4096:
         raise Bad("write_pos out of range")

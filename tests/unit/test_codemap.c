@@ -4,7 +4,8 @@
  * in the exact format of agent/codemap_format.h, plus the real maps the
  * agent wrote (tests/data/codemaps/NAME.map).
  *
- * `test_codemap --write-seeds DIR` writes the fuzz seeds instead.
+ * `test_codemap --write-seeds DIR` writes the fuzz seeds instead, and
+ * `--write-gen-seeds DIR` those of fuzz_codemap_gen.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -695,8 +696,10 @@ static void test_bad_header(void **state)
 	expect_bad(&w, "short-garbage.map", -EINVAL, "bad magic");
 
 	build_full(&w, 1);
-	w_hdr(&w)->version = 2;
-	expect_bad(&w, "version.map", -EPROTO, "format version 2");
+	w_hdr(&w)->version = CM_VERSION + 1;
+	expect_bad(&w, "version.map", -EPROTO, "format version 3");
+	w_hdr(&w)->version = 0;
+	expect_bad(&w, "version0.map", -EPROTO, "format version 0");
 	w_hdr(&w)->version = CM_VERSION;
 	w_hdr(&w)->header_size = 64;
 	expect_bad(&w, "hsize.map", -EINVAL, "header_size 64");
@@ -1208,7 +1211,7 @@ static void test_cmd_codemap(void **state)
 	assert_int_equal(rc, 0);
 	snprintf(want, sizeof(want), "codemap %s\n", tpath("cmd.map"));
 	assert_non_null(strstr(out, want));
-	assert_non_null(strstr(out, "\nheader version=1 header_size=4096 writer_pid=77 flags=0x1(ready) "));
+	assert_non_null(strstr(out, "\nheader version=2 header_size=4096 writer_pid=77 flags=0x1(ready) "));
 	assert_non_null(strstr(out, "\nvm jdk=17 version=\"17.0.15+6-test\"\n"));
 	assert_non_null(strstr(out, "\nconst if_bcp -8\n"));
 	assert_non_null(strstr(out, "\nconst call_stub_return 0x7000100\n"));
@@ -1240,6 +1243,457 @@ static void test_cmd_codemap(void **state)
 	free(w.buf);
 }
 
+/* ---- generations: compaction and hand-over ------------------------------ */
+
+#define M_OLD		0x20000ull	/* its class unloads before gen 1 */
+#define M_KEEP		0x20100ull
+#define M_NEW		0x20200ull
+
+static const struct cm_line no_lines[1];
+
+/* the header of generation gen: its snapshot ends where w is now */
+static void w_gen(struct mapw *w, uint64_t gen, uint64_t start_ns)
+{
+	w_hdr(w)->generation = gen;
+	w_hdr(w)->gen_start_ns = start_ns;
+	w_hdr(w)->snapshot_end = w->len;
+}
+
+/* generation 0: code X of M_OLD unloaded, Y of M_KEEP at the same start;
+ * thread 2 ends; !complete: the UNLOAD of X and the end of thread 2 were
+ * dropped by the writer */
+static void build_gen0(struct mapw *w, bool complete)
+{
+	const uint64_t pool_old[] = { M_OLD }, pool_keep[] = { M_KEEP };
+	const struct tpc pcs[] = { { 0x10, 1, { { 0, 3 } } } };
+
+	w_init(w, 77);
+	add_vm(w, 10, 17, "17.0.15+6-test");
+	add_stub(w, 11, 0x7000000, 0x7000800, CM_STUB_INTERPRETER, -1,
+		 "Interpreter");
+	add_method(w, 20, M_OLD, "p.Old", "old", "()V", "Old.java", 0, no_lines);
+	add_method(w, 21, M_KEEP, "p.Keep", "keep", "()V", "Keep.java", 0, no_lines);
+	add_thread(w, 22, 1, 0xa000, 0, "main");
+	add_thread(w, 23, 2, 0xb000, 0, "worker");
+	add_code(w, 30, 0x7400000, 0x7400100, M_OLD, 4, 6, 1, pool_old, 1, pcs);
+	if (complete) {
+		add_unload(w, 50, 0x7400000, M_OLD);
+		add_code(w, 60, 0x7400000, 0x7400080, M_KEEP, 4, 6, 1, pool_keep,
+			 1, pcs);
+		add_thread(w, 70, 2, 0xb000, CM_THREAD_END, "worker");
+	}
+}
+
+/* the snapshot of generation gen at t=100 (the live set), then a log
+ * record: code Z of M_NEW */
+static void build_gen1(struct mapw *w, uint64_t gen, bool complete)
+{
+	const uint64_t pool_keep[] = { M_KEEP }, pool_new[] = { M_NEW };
+	const struct tpc pcs[] = { { 0x10, 1, { { 0, 3 } } } };
+
+	w_init(w, 77);
+	add_vm(w, 10, 17, "17.0.15+6-test");
+	add_method(w, 21, M_KEEP, "p.Keep", "keep", "()V", "Keep.java", 0, no_lines);
+	add_stub(w, 11, 0x7000000, 0x7000800, CM_STUB_INTERPRETER, -1,
+		 "Interpreter");
+	if (complete)
+		add_code(w, 60, 0x7400000, 0x7400080, M_KEEP, 4, 6, 1,
+			 pool_keep, 1, pcs);
+	add_thread(w, 22, 1, 0xa000, 0, "main");
+	w_gen(w, gen, 100);
+	add_method(w, 105, M_NEW, "p.New", "fresh", "()V", "New.java", 0, no_lines);
+	add_code(w, 110, 0x7500000, 0x7500100, M_NEW, 4, 6, 1, pool_new, 1,
+		 pcs);
+}
+
+struct tap_log {
+	uint64_t next;		/* where the stream should go on */
+	bool gap;
+	size_t calls;
+};
+
+static void tap_fn(void *ctx, uint64_t off, const void *buf, size_t len)
+{
+	struct tap_log *t = ctx;
+
+	(void)buf;
+	if (t->calls++ && off != t->next)
+		t->gap = true;
+	t->next = off + len;
+}
+
+/*
+ * Publish gen over path as the writer does: the new file renamed over the
+ * path, then CM_F_SUPERSEDED set in the old one (through the fd that still
+ * reaches it), after a last record appended to it.
+ */
+static void hand_over(const char *path, struct mapw *old, int old_fd,
+		      const struct mapw *gen)
+{
+	char next[PATH_MAX];
+
+	snprintf(next, sizeof(next), "%s.next", path);
+	write_file(next, gen->buf, gen->len);
+	assert_int_equal(rename(next, path), 0);
+	w_hdr(old)->flags |= CM_F_SUPERSEDED;
+	assert_int_equal(pwrite(old_fd, old->buf, old->len, 0),
+			 (ssize_t)old->len);
+}
+
+static void test_handover(void **state)
+{
+	struct mapw g0, g1;
+	struct codemap *cm = NULL;
+	struct codemap_stats st;
+	struct tap_log tl = { 0 };
+	const struct codemap_blob *b;
+	const struct codemap_method *m;
+	const struct codemap_thread *th;
+	char err[512];
+	const char *path = tpath("gen.map");
+	uint64_t pos0;
+	size_t nb, nm;
+	int fd;
+
+	(void)state;
+	build_gen0(&g0, true);
+	write_file(path, g0.buf, g0.len);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(codemap__open(&cm, "/", path, err, sizeof(err)), 0);
+	assert_int_equal(codemap__set_tap(cm, tap_fn, &tl), 0);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.generation, 0);
+	nb = codemap__nblobs(cm);
+	nm = codemap__nmethods(cm);
+
+	/* the old file gets one more record before the hand-over */
+	add_thread(&g0, 90, 3, 0xc000, 0, "late");
+	build_gen1(&g1, 1, true);
+	hand_over(path, &g0, fd, &g1);
+	close(fd);
+	assert_int_equal(codemap__update(cm), 0);
+	assert_true(codemap__ok(cm));
+	codemap__stats(cm, &st);
+	assert_int_equal(st.generation, 1);
+	assert_int_equal(st.handovers, 1);
+	assert_int_equal(st.gens_missed, 0);
+	/* thread 3 is not in the snapshot: it ended before it, unseen */
+	assert_int_equal(st.reconciled, 1);
+	/* the old file was read to its end: thread 3 is known */
+	th = codemap__thread(cm, 3, 95);
+	assert_non_null(th);
+	assert_string_equal(th->name, "late");
+	/* thread 3 was not in the snapshot: it died by t=100 */
+	assert_int_equal(th->end_ns, 100);
+	assert_null(codemap__thread(cm, 2, 80));
+	assert_non_null(codemap__thread(cm, 1, 0));
+	/* the snapshot's copies are the same records: nothing doubled; the
+	 * log's Z and M_NEW are new */
+	assert_int_equal(codemap__nblobs(cm), nb + 1);
+	assert_int_equal(codemap__nmethods(cm), nm + 1);
+	/* code unloaded before the hand-over decodes with its old name */
+	b = codemap__find(cm, 0x7400010, 40);
+	assert_non_null(b);
+	assert_int_equal(b->method, M_OLD);
+	m = codemap__method(cm, b->method);
+	assert_non_null(m);
+	assert_string_equal(m->name, "old");
+	b = codemap__find(cm, 0x7400010, 65);
+	assert_non_null(b);
+	assert_int_equal(b->method, M_KEEP);
+	assert_int_equal(b->unload_ns, UINT64_MAX);
+	b = codemap__find(cm, 0x7500010, 0);
+	assert_non_null(b);
+	assert_int_equal(b->method, M_NEW);
+	/* the tap saw one stream: the new file's records right after the
+	 * old one's, and codemap__pos() is its end */
+	assert_false(tl.gap);
+	assert_int_equal(tl.next, codemap__pos(cm));
+	pos0 = g0.len + (g1.len - CM_HEADER_SIZE);
+	assert_int_equal(codemap__pos(cm), pos0);
+
+	/* pruning frees what died before t, and then never names a pc of
+	 * that time after code loaded later */
+	codemap__prune(cm, 101);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.pruned, 4);	/* X, thread 2, thread 3, M_OLD */
+	assert_null(codemap__find(cm, 0x7400090, 40));
+	/* Y was loaded at 60: not a stand-in for what ran at 40 */
+	assert_null(codemap__find(cm, 0x7400010, 40));
+	assert_null(codemap__method(cm, M_OLD));
+	assert_non_null(codemap__method(cm, M_KEEP));
+	assert_null(codemap__thread(cm, 2, 80));
+	b = codemap__find(cm, 0x7400010, 0);
+	assert_non_null(b);
+	assert_int_equal(b->method, M_KEEP);
+	codemap__free(cm);
+	free(g0.buf);
+	free(g1.buf);
+}
+
+/* the writer dropped the UNLOAD of X and the end of thread 2, and the
+ * reader missed generation 1: the snapshot of generation 2 says they are
+ * gone */
+static void test_handover_lost(void **state)
+{
+	struct mapw g0, g2;
+	struct codemap *cm = NULL;
+	struct codemap_stats st;
+	const struct codemap_blob *b;
+	const struct codemap_thread *th;
+	char err[512];
+	const char *path = tpath("lost.map");
+	int fd;
+
+	(void)state;
+	build_gen0(&g0, false);
+	w_hdr(&g0)->dropped = 2;
+	w_hdr(&g0)->flags |= CM_F_FULL;
+	write_file(path, g0.buf, g0.len);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(codemap__open(&cm, "/", path, err, sizeof(err)), 0);
+	build_gen1(&g2, 2, false);
+	w_hdr(&g2)->dropped = 2;
+	hand_over(path, &g0, fd, &g2);
+	close(fd);
+	assert_int_equal(codemap__update(cm), 0);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.generation, 2);
+	assert_int_equal(st.gens_missed, 1);
+	assert_int_equal(st.dropped, 2);
+	assert_int_equal(st.reconciled, 2);	/* X and thread 2 */
+	b = codemap__find(cm, 0x7400010, 40);
+	assert_non_null(b);
+	assert_int_equal(b->method, M_OLD);
+	assert_int_equal(b->unload_ns, 100);
+	/* after the snapshot's time X is not there: unknown, not M_OLD */
+	assert_null(codemap__find(cm, 0x7400010, 150));
+	th = codemap__thread(cm, 2, 50);
+	assert_non_null(th);
+	assert_int_equal(th->end_ns, 100);
+	codemap__free(cm);
+	free(g0.buf);
+	free(g2.buf);
+}
+
+/* what the path holds must be a newer generation of the same writer */
+static void test_handover_refused(void **state)
+{
+	struct mapw g0, g1;
+	struct codemap *cm = NULL;
+	char err[512];
+	const char *path = tpath("refused.map");
+	int fd;
+
+	(void)state;
+	build_gen0(&g0, true);
+	write_file(path, g0.buf, g0.len);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(codemap__open(&cm, "/", path, err, sizeof(err)), 0);
+	/* not newer: the reader stays (a raw recording's rebuilt map) */
+	build_gen1(&g1, 0, true);
+	hand_over(path, &g0, fd, &g1);
+	assert_int_equal(codemap__update(cm), 0);
+	assert_true(codemap__ok(cm));
+	/* another writer's file: refused in one line */
+	free(g1.buf);
+	build_gen1(&g1, 1, true);
+	w_hdr(&g1)->writer_pid = 78;
+	hand_over(path, &g0, fd, &g1);
+	close(fd);
+	assert_true(codemap__update(cm) < 0);
+	assert_non_null(strstr(codemap__error(cm), "not of this writer"));
+	codemap__free(cm);
+	free(g0.buf);
+	free(g1.buf);
+}
+
+static uint8_t *read_all(const char *path, size_t *n)
+{
+	struct stat st;
+	uint8_t *p;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !(p = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return NULL;
+	}
+	*n = (size_t)read(fd, p, (size_t)st.st_size);
+	close(fd);
+	return p;
+}
+
+/* every live CODE blob of a is one of b with the same range and method */
+static size_t live_code_in(const struct codemap *a, const struct codemap *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < codemap__nblobs(a); i++) {
+		const struct codemap_blob *x = codemap__blob_at(a, i), *y;
+
+		if (x->type != CODEMAP_BLOB_CODE || x->unload_ns != UINT64_MAX)
+			continue;
+		y = codemap__find(b, x->start, 0);
+		assert_non_null(y);
+		assert_int_equal(y->start, x->start);
+		assert_int_equal(y->end, x->end);
+		assert_int_equal(y->method, x->method);
+		assert_int_equal(y->unload_ns, UINT64_MAX);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A real hand-over (tests/data/codemaps/README: churn.gen0 is the file the
+ * agent superseded, churn.gen1 the generation that replaced it): the
+ * reader that follows it holds the same live code and methods as one that
+ * starts on the new generation, nothing is found lost, and code unloaded
+ * before the snapshot still decodes at its time with its names.
+ */
+static void test_real_handover(void **state)
+{
+	struct codemap *cm = NULL, *fresh = NULL;
+	struct codemap_stats st;
+	const struct codemap_blob *b;
+	const struct codemap_method *m;
+	uint8_t *g0, *g1;
+	size_t n0 = 0, n1 = 0, live_a, live_b, plugin = 0;
+	uint64_t gen_start;
+	char err[512];
+	const char *path = tpath("churn.map"), *next = tpath("churn.map.next");
+
+	(void)state;
+	g0 = read_all("tests/data/codemaps/churn.gen0", &n0);
+	g1 = read_all("tests/data/codemaps/churn.gen1", &n1);
+	if (!g0 || !g1) {
+		free(g0);
+		free(g1);
+		print_message("no tests/data/codemaps/churn.gen* (run from the top directory)\n");
+		skip();
+		return;
+	}
+	write_file(path, g0, n0);
+	assert_int_equal(codemap__open(&cm, "/", path, err, sizeof(err)), 0);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.generation, 0);
+	assert_true(st.file_flags & CM_F_SUPERSEDED);
+	assert_int_equal(st.handovers, 0);	/* nothing newer there yet */
+	write_file(next, g1, n1);
+	assert_int_equal(rename(next, path), 0);
+	assert_int_equal(codemap__update(cm), 0);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.generation, 1);
+	assert_int_equal(st.handovers, 1);
+	assert_int_equal(st.gens_missed, 0);
+	assert_int_equal(st.reconciled, 0);
+	assert_int_equal(st.dropped, 0);
+	gen_start = codemap__header(cm)->gen_start_ns;
+	assert_true(gen_start > 0);
+
+	write_file(tpath("churn1.map"), g1, n1);
+	assert_int_equal(codemap__open(&fresh, "/", tpath("churn1.map"), err,
+				       sizeof(err)), 0);
+	live_a = live_code_in(cm, fresh);
+	live_b = live_code_in(fresh, cm);
+	assert_int_equal(live_a, live_b);
+	assert_true(live_a > 100);
+	for (size_t i = 0; i < codemap__nmethods(fresh); i++) {
+		const struct codemap_method *f = codemap__method_at(fresh, i);
+
+		m = codemap__method(cm, f->method);
+		assert_non_null(m);
+		assert_string_equal(m->klass, f->klass);
+		assert_string_equal(m->name, f->name);
+	}
+	/* the churned plugin's code, unloaded before the snapshot, named at
+	 * its time */
+	for (size_t i = 0; i < codemap__nblobs(cm); i++) {
+		b = codemap__blob_at(cm, i);
+		if (b->type != CODEMAP_BLOB_CODE || b->unload_ns >= gen_start)
+			continue;
+		m = codemap__method(cm, b->method);
+		if (!m || strcmp(m->klass, "CodeChurn$Plugin"))
+			continue;
+		assert_ptr_equal(codemap__find(cm, b->start, b->load_ns), b);
+		plugin++;
+	}
+	assert_true(plugin > 0);
+	print_message("real hand-over: %zu live code blobs, %zu unloaded CodeChurn$Plugin blobs named at their time\n",
+		      live_a, plugin);
+
+	/* pruned: the unloaded code goes, the live view stays */
+	codemap__prune(cm, gen_start);
+	codemap__stats(cm, &st);
+	assert_true(st.pruned >= plugin);
+	assert_int_equal(live_code_in(cm, fresh), live_b);
+	assert_int_equal(live_code_in(fresh, cm), live_b);
+	codemap__free(fresh);
+	codemap__free(cm);
+	free(g0);
+	free(g1);
+}
+
+/* a Method* freed with its class and reused by another method: named as
+ * it was at the decode time */
+static void test_method_reuse(void **state)
+{
+	struct mapw w;
+	struct codemap *cm = NULL;
+	const struct codemap_method *m;
+	char err[512];
+
+	(void)state;
+	w_init(&w, 1);
+	add_vm(&w, 1, 17, "17");
+	add_method(&w, 20, M_OLD, "p.Gone", "before", "()V", "", 0, no_lines);
+	add_method(&w, 200, M_OLD, "q.Came", "after", "()V", "", 0, no_lines);
+	assert_int_equal(open_buf(&cm, &w, "mreuse.map", err, sizeof(err)), 0);
+	assert_string_equal(codemap__method(cm, M_OLD)->name, "after");
+	codemap__set_decode_time(cm, 100);
+	assert_string_equal(codemap__method(cm, M_OLD)->name, "before");
+	codemap__set_decode_time(cm, 300);
+	assert_string_equal(codemap__method(cm, M_OLD)->name, "after");
+	/* before its first record (a late attach): the first */
+	codemap__set_decode_time(cm, 10);
+	assert_string_equal(codemap__method(cm, M_OLD)->name, "before");
+	/* the replaced one is freed with the rest of the dead */
+	codemap__prune(cm, 250);
+	codemap__set_decode_time(cm, 100);
+	m = codemap__method(cm, M_OLD);
+	assert_non_null(m);
+	assert_string_equal(m->name, "after");
+	assert_int_equal(codemap__nmethods(cm), 1);
+	codemap__set_decode_time(cm, 0);
+	codemap__free(cm);
+	free(w.buf);
+}
+
+/* version 1 maps (no generations) still read */
+static void test_version1(void **state)
+{
+	struct mapw w;
+	struct codemap *cm = NULL;
+	char err[512];
+
+	(void)state;
+	build_full(&w, 1);
+	w_hdr(&w)->version = 1;
+	assert_int_equal(open_buf(&cm, &w, "v1.map", err, sizeof(err)), 0);
+	assert_true(codemap__ok(cm));
+	assert_non_null(codemap__find(cm, 0x7400010, 0));
+	codemap__free(cm);
+	w_hdr(&w)->version = 3;
+	assert_true(open_buf(&cm, &w, "v3.map", err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "versions 1 to 2"));
+	free(w.buf);
+}
+
 /* ---- seeds --------------------------------------------------------------- */
 
 static int write_seeds(const char *dir)
@@ -1263,6 +1717,40 @@ static int write_seeds(const char *dir)
 	snprintf(p, sizeof(p), "%s/reuse.map", dir);
 	write_file(p, w.buf, w.len);
 	free(w.buf);
+	return 0;
+}
+
+/* fuzz_codemap_gen: a 4-byte length, the old generation, the new one */
+static void write_gen_seed(const char *path, const struct mapw *a,
+			   const struct mapw *b)
+{
+	uint32_t n = (uint32_t)a->len;
+	struct mapw s = { 0 };
+
+	w_put(&s, &n, 4);
+	w_put(&s, a->buf, a->len);
+	w_put(&s, b->buf, b->len);
+	write_file(path, s.buf, s.len);
+	free(s.buf);
+}
+
+static int write_gen_seeds(const char *dir)
+{
+	struct mapw g0, g1;
+	char p[PATH_MAX];
+
+	build_gen0(&g0, true);
+	build_gen1(&g1, 1, true);
+	snprintf(p, sizeof(p), "%s/handover.bin", dir);
+	write_gen_seed(p, &g0, &g1);
+	free(g0.buf);
+	free(g1.buf);
+	build_gen0(&g0, false);
+	build_gen1(&g1, 3, false);
+	snprintf(p, sizeof(p), "%s/lost.bin", dir);
+	write_gen_seed(p, &g0, &g1);
+	free(g0.buf);
+	free(g1.buf);
 	return 0;
 }
 
@@ -1298,9 +1786,17 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_open_pid),
 		cmocka_unit_test(test_real_maps),
 		cmocka_unit_test(test_cmd_codemap),
+		cmocka_unit_test(test_handover),
+		cmocka_unit_test(test_handover_lost),
+		cmocka_unit_test(test_handover_refused),
+		cmocka_unit_test(test_version1),
+		cmocka_unit_test(test_real_handover),
+		cmocka_unit_test(test_method_reuse),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "--write-seeds"))
 		return write_seeds(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--write-gen-seeds"))
+		return write_gen_seeds(argv[2]);
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -14,8 +14,9 @@
  * Blobs (code and stub lines) come in record (load) order.
  *
  *   codemap PATH
- *   header version=V header_size=N writer_pid=P flags=0xF(ready,full,disabled,closed)
- *          max_size=N write_pos=N start_ns=T dropped=N[ disabled_reason="..."]
+ *   header version=V header_size=N writer_pid=P flags=0xF(ready,full,disabled,closed,superseded)
+ *          max_size=N write_pos=N start_ns=T dropped=N generation=G
+ *          gen_start_ns=T snapshot_end=N[ disabled_reason="..."]
  *   vm jdk=17 version="17.0.15+6-..."          (absent until a VM record)
  *   cont entry_cont=N cont_tail=N chunk_size=N chunk_sp=N chunk_argsize=N
  *          chunk_bottom=N chunk_stack=N entry_size=N oop_size=N oop_shift=N
@@ -36,7 +37,8 @@
  *          runtime
  *   thread TID "NAME" jt=0xJ start=T end=T|- flags=platform|virtual[,carrier][,daemon]
  *   summary records=N bytes=N methods=N blobs=N stubs=N threads=N unloads=N
- *          dropped=N last_ns=T status=ok|error
+ *          dropped=N last_ns=T generation=G handovers=N gens_missed=N
+ *          reconciled=N status=ok|error
  * (each entry above is one line; the indentation here only wraps it)
  *
  * --json prints one JSON object with the same content: {"path", "header",
@@ -170,11 +172,12 @@ static void put_method_name(FILE *o, const struct codemap *cm, uint64_t mp)
 
 static void put_flags(FILE *o, uint32_t f)
 {
-	const char *names[] = { "ready", "full", "disabled", "closed" };
+	const char *names[] = { "ready", "full", "disabled", "closed",
+				"superseded" };
 	bool first = true;
 
 	fprintf(o, "0x%x(", f);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		if (!(f & (1u << i)))
 			continue;
 		fprintf(o, "%s%s", first ? "" : ",", names[i]);
@@ -204,8 +207,10 @@ static void print_text(FILE *o, const struct codemap *cm)
 		h->version, h->header_size, h->writer_pid);
 	put_flags(o, h->flags);
 	fprintf(o, " max_size=%" PRIu64 " write_pos=%" PRIu64
-		" start_ns=%" PRIu64 " dropped=%" PRIu64, h->max_size,
-		h->write_pos, h->start_ns, h->dropped);
+		" start_ns=%" PRIu64 " dropped=%" PRIu64 " generation=%" PRIu64
+		" gen_start_ns=%" PRIu64 " snapshot_end=%" PRIu64, h->max_size,
+		h->write_pos, h->start_ns, h->dropped, h->generation,
+		h->gen_start_ns, h->snapshot_end);
 	if (h->flags & CM_F_DISABLED) {
 		fputs(" disabled_reason=", o);
 		put_quoted(o, h->disabled_reason);
@@ -320,9 +325,11 @@ static void print_text(FILE *o, const struct codemap *cm)
 	fprintf(o, "summary records=%" PRIu64 " bytes=%" PRIu64
 		" methods=%" PRIu64 " blobs=%" PRIu64 " stubs=%" PRIu64
 		" threads=%" PRIu64 " unloads=%" PRIu64 " dropped=%" PRIu64
-		" last_ns=%" PRIu64 " status=%s\n", st.records, st.bytes,
-		st.methods, st.blobs, st.stubs, st.threads, st.unloads,
-		st.dropped, st.last_record_ns,
+		" last_ns=%" PRIu64 " generation=%" PRIu64 " handovers=%" PRIu64
+		" gens_missed=%" PRIu64 " reconciled=%" PRIu64 " status=%s\n",
+		st.records, st.bytes, st.methods, st.blobs, st.stubs, st.threads,
+		st.unloads, st.dropped, st.last_record_ns, st.generation,
+		st.handovers, st.gens_missed, st.reconciled,
 		codemap__ok(cm) ? "ok" : "error");
 }
 
@@ -354,9 +361,12 @@ static void print_json(FILE *o, const struct codemap *cm)
 	fprintf(o, ",\"header\":{\"version\":%u,\"header_size\":%u,"
 		"\"writer_pid\":%u,\"flags\":%u,\"max_size\":%" PRIu64
 		",\"write_pos\":%" PRIu64 ",\"start_ns\":%" PRIu64
-		",\"dropped\":%" PRIu64 ",\"disabled_reason\":", h->version,
+		",\"dropped\":%" PRIu64 ",\"generation\":%" PRIu64
+		",\"gen_start_ns\":%" PRIu64 ",\"snapshot_end\":%" PRIu64
+		",\"disabled_reason\":", h->version,
 		h->header_size, h->writer_pid, h->flags, h->max_size,
-		h->write_pos, h->start_ns, h->dropped);
+		h->write_pos, h->start_ns, h->dropped, h->generation,
+		h->gen_start_ns, h->snapshot_end);
 	if (h->flags & CM_F_DISABLED)
 		json_str(o, h->disabled_reason);
 	else
@@ -469,9 +479,12 @@ static void print_json(FILE *o, const struct codemap *cm)
 		",\"methods\":%" PRIu64 ",\"blobs\":%" PRIu64 ",\"stubs\":%"
 		PRIu64 ",\"threads\":%" PRIu64 ",\"unloads\":%" PRIu64
 		",\"dropped\":%" PRIu64 ",\"last_ns\":%" PRIu64
+		",\"generation\":%" PRIu64 ",\"handovers\":%" PRIu64
+		",\"gens_missed\":%" PRIu64 ",\"reconciled\":%" PRIu64
 		",\"status\":\"%s\"}}\n", st.records, st.bytes, st.methods,
 		st.blobs, st.stubs, st.threads, st.unloads, st.dropped,
-		st.last_record_ns, codemap__ok(cm) ? "ok" : "error");
+		st.last_record_ns, st.generation, st.handovers, st.gens_missed,
+		st.reconciled, codemap__ok(cm) ? "ok" : "error");
 }
 
 static bool all_digits(const char *s)

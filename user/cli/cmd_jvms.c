@@ -24,9 +24,11 @@ static const char jvms_usage[] =
 "  JDK      JAVA_VERSION from its JDK's release file ('?' when unknown)\n"
 "  AGENT    'yes' when the asgst agent is loaded, 'no-att' when attach\n"
 "           is disabled (-XX:+DisableAttachMechanism), else 'no'\n"
-"  MAP      code map: records/size/age of the last record, '-' when there\n"
-"           is none, 'off' when the agent refused the JVM or turned itself\n"
-"           off, 'bad' when the map is unusable; a line below says why\n"
+"  MAP      code map: records/size/age of the last record, then /gN when\n"
+"           it was compacted to generation N and /lost=N when N records\n"
+"           were dropped (a line below says what that costs); '-' when\n"
+"           there is none, 'off' when the agent refused the JVM or turned\n"
+"           itself off, 'bad' when the map is unusable; a line below says why\n"
 "  COMMAND  its command line, shortened\n"
 "Needs root to see other users' JVMs.\n"
 "\n"
@@ -104,8 +106,19 @@ static void map_state(pid_t pid, char *out, size_t len, char *why,
 		human_age(now - st.last_record_ns, age, sizeof(age));
 	else
 		snprintf(age, sizeof(age), "-");
-	snprintf(out, len, "%llu/%s/%s%s", (unsigned long long)st.records,
-		 size, age, st.file_flags & CM_F_FULL ? "/full" : "");
+	snprintf(out, len, "%llu/%s/%s", (unsigned long long)st.records, size,
+		 age);
+	if (st.generation)
+		snprintf(out + strlen(out), len - strlen(out), "/g%llu",
+			 (unsigned long long)st.generation);
+	if (st.dropped) {
+		snprintf(out + strlen(out), len - strlen(out), "/lost=%llu",
+			 (unsigned long long)st.dropped);
+		/* said always: the map lost something */
+		snprintf(why, whylen,
+			 "%llu records dropped (the map was full): code they named decodes as unknown, never as other code",
+			 (unsigned long long)st.dropped);
+	}
 cleanup:
 	codemap__free(cm);
 }
@@ -163,7 +176,7 @@ int cmd_jvms(int argc, char **argv)
 		       map, v[i].comm);
 		/* why a map is off or unusable is always said */
 		if (why[0] && (verbose || !strcmp(map, "off") ||
-			       !strcmp(map, "bad")))
+			       !strcmp(map, "bad") || strstr(map, "/lost=")))
 			printf("         map of %d: %s\n", (int)v[i].pid, why);
 	}
 	free(v);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jvm/codemap_internal.h"
@@ -33,6 +34,7 @@
 #define CM_FILE_LIMIT		(256ull << 20)	/* refuse bigger map files */
 #define CM_CHUNK		(1u << 20)	/* pread granularity */
 #define CM_TIME_NOW		(UINT64_MAX - 1)
+#define CM_PRUNE_EVERY_NS	1000000000ull
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -198,14 +200,15 @@ static int read_header(struct codemap *cm, struct cm_file_header *h,
 		return cm_fail(cm, EINVAL,
 			       "truncated: %zd bytes, shorter than its header",
 			       n);
-	if (h->version != CM_VERSION)
+	if (h->version < CM_VERSION_MIN || h->version > CM_VERSION)
 		return cm_fail(cm, EPROTO,
-			       "format version %u, this asgst-bpf reads version %u: use a matching agent",
-			       h->version, CM_VERSION);
+			       "format version %u, this asgst-bpf reads versions %u to %u: use a matching agent",
+			       h->version, CM_VERSION_MIN, CM_VERSION);
 	if (h->header_size != CM_HEADER_SIZE)
 		return cm_fail(cm, EINVAL, "header_size %u, expected %u",
 			       h->header_size, CM_HEADER_SIZE);
-	if (h->flags & ~(CM_F_READY | CM_F_FULL | CM_F_DISABLED | CM_F_CLOSED))
+	if (h->flags & ~(CM_F_READY | CM_F_FULL | CM_F_DISABLED | CM_F_CLOSED |
+			 CM_F_SUPERSEDED))
 		return cm_fail(cm, EINVAL, "unknown header flags 0x%x",
 			       h->flags);
 	h->disabled_reason[sizeof(h->disabled_reason) - 1] = '\0';
@@ -224,7 +227,9 @@ static int read_header(struct codemap *cm, struct cm_file_header *h,
 		return cm_fail(cm, EINVAL,
 			       "write_pos %" PRIu64 " is past the end of the %" PRIu64 "-byte file (truncated?)",
 			       h->write_pos, (uint64_t)st.st_size);
-	if (h->max_size && h->write_pos > h->max_size)
+	/* max_size bounds one generation; a raw recording's rebuilt map
+	 * holds the records of several in one stream */
+	if (h->max_size && !h->generation && h->write_pos > h->max_size)
 		return cm_fail(cm, EINVAL,
 			       "write_pos %" PRIu64 " is past max_size %" PRIu64,
 			       h->write_pos, h->max_size);
@@ -315,21 +320,18 @@ static int read_chunk(struct codemap *cm, uint64_t wp)
 			       "record at offset %" PRIu64 " is cut by write_pos %" PRIu64,
 			       cm->pos, wp);
 	if (cm->tap)
-		cm->tap(cm->tap_ctx, cm->pos, cm->buf, p);
+		cm->tap(cm->tap_ctx, cm->vbase + cm->pos, cm->buf, p);
 	cm->pos += p;
 	return 0;
 }
 
-int codemap__update(struct codemap *cm)
+/* the header, then every record up to its write_pos */
+static int read_current(struct codemap *cm)
 {
 	struct cm_file_header h;
 	bool retry = false;
 	int err = 0;
 
-	if (!cm)
-		return -EINVAL;
-	if (cm->failed)
-		return -cm->errnum;
 	for (int tries = 0; tries < 4; tries++) {
 		err = read_header(cm, &h, &retry);
 		if (err || !retry)
@@ -339,21 +341,272 @@ int codemap__update(struct codemap *cm)
 		return err;
 	if (retry)
 		return 0;	/* writer busy: try again next time */
+	/* superseded: nothing is written to this file any more, so a second
+	 * read has the final write_pos even if the first raced the flag */
+	if ((h.flags & CM_F_SUPERSEDED) && (err = read_header(cm, &h, &retry)))
+		return err;
+	if (retry)
+		return 0;
 	cm->hdr = h;
 	cm->stats.file_flags = h.flags;
 	cm->stats.dropped = h.dropped;
+	cm->stats.generation = h.generation;
+	cm->stats.file_bytes = h.write_pos;
 
 	while (!err && cm->pos < h.write_pos)
 		err = read_chunk(cm, h.write_pos);
+	return err;
+}
+
+static int check_owner(const struct stat *st, pid_t pid, const char *display,
+		       char *err, size_t errlen);
+
+/*
+ * The file was superseded: open the path again (the same checks as the
+ * first open) and go on in the newer generation. 1 switched, 0 not yet
+ * (nothing newer there), or -errno with the map failed.
+ */
+static int follow(struct codemap *cm)
+{
+	char why[SAFE_OPEN_WHY_MAX];
+	struct cm_file_header h;
+	struct stat st;
+	int dirfd, fd;
+	ssize_t n;
+
+	dirfd = open(cm->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return 0;
+	fd = safe_open(dirfd, cm->rel, SAFE_OPEN_NOFOLLOW, CM_FILE_LIMIT, &st,
+		       why, sizeof(why));
+	close(dirfd);
+	if (fd < 0)
+		return 0;	/* gone (the JVM exited) or being replaced */
+	if (cm->pid > 0 && check_owner(&st, cm->pid, cm->path, why,
+				       sizeof(why))) {
+		close(fd);
+		return cm_fail(cm, EPERM, "its next generation is not the JVM's (refused)");
+	}
+	n = pread(fd, &h, sizeof(h), 0);
+	if (n != (ssize_t)sizeof(h) || memcmp(h.magic, CM_MAGIC, 8) ||
+	    h.generation <= cm->hdr.generation) {
+		close(fd);
+		return 0;	/* not (yet) a newer generation */
+	}
+	if (st.st_nlink > 1 || h.writer_pid != cm->hdr.writer_pid) {
+		close(fd);
+		return cm_fail(cm, EINVAL,
+			       "generation %" PRIu64 " is not of this writer (refused)",
+			       h.generation);
+	}
+	cm->stats.gens_missed += h.generation - cm->hdr.generation - 1;
+	cm->stats.handovers++;
+	cm->vbase += cm->pos - CM_HEADER_SIZE;
+	close(cm->fd);
+	cm->fd = fd;
+	cm->pos = CM_HEADER_SIZE;
+	cm->epoch++;
+	cm->reconcile = true;
+	return 1;
+}
+
+/* the live CODE chains and the stub table, from the blobs alive now */
+static int relink(struct codemap *cm)
+{
+	u64map__free(&cm->live);
+	u64map__free(&cm->stubs);
+	for (size_t i = 0; i < cm->nblobs; i++) {
+		struct cm_blob *b = cm->blobs[i];
+
+		b->shadow = NULL;
+		if (b->b.unload_ns != UINT64_MAX)
+			continue;
+		if (b->b.type == CODEMAP_BLOB_STUB) {
+			if (u64map_put(&cm->stubs, CM_STUB_KEY(b->b.start, b->b.end), b))
+				return cm_fail(cm, ENOMEM, "out of memory");
+			continue;
+		}
+		b->shadow = u64map_get(&cm->live, b->b.start);
+		if (u64map_put(&cm->live, b->b.start, b))
+			return cm_fail(cm, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/*
+ * A snapshot was read whole: what this reader holds as alive and the
+ * snapshot did not have died by its time (its unload record was dropped,
+ * or was in a generation the reader missed).
+ */
+static int reconcile(struct codemap *cm)
+{
+	uint64_t t = cm->hdr.gen_start_ns;
+	bool changed = false;
+
+	cm->reconcile = false;
+	for (size_t i = 0; i < cm->nblobs; i++) {
+		struct cm_blob *b = cm->blobs[i];
+
+		if (b->epoch == cm->epoch || b->b.unload_ns != UINT64_MAX)
+			continue;
+		b->b.unload_ns = t > b->b.load_ns ? t : b->b.load_ns;
+		cm->stats.reconciled++;
+		changed = true;
+	}
+	for (size_t i = 0; i < cm->nthreads; i++) {
+		struct cm_thr *th = cm->threads[i];
+
+		if (th->epoch == cm->epoch || th->t.end_ns != UINT64_MAX)
+			continue;
+		th->t.end_ns = t > th->t.start_ns ? t : th->t.start_ns;
+		cm->stats.reconciled++;
+		if (cm->thread_fn)
+			cm->thread_fn(cm->thread_ctx, &th->t, false);
+	}
+	/* methods of unloaded classes: no record says so, the snapshot does */
+	for (size_t i = 0; i < cm->nmethods; i++) {
+		struct cm_meth *m = (struct cm_meth *)cm->methods[i];
+
+		if (m->epoch != cm->epoch && !m->dead_ns)
+			m->dead_ns = t ? t : 1;
+	}
+	return changed ? relink(cm) : 0;
+}
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int codemap__update(struct codemap *cm)
+{
+	int err;
+
+	if (!cm)
+		return -EINVAL;
+	if (cm->failed)
+		return -cm->errnum;
+	err = read_current(cm);
+	/* a bounded number of hand-overs per update; the rest next time */
+	for (int hops = 0; !err && cm->root &&
+	     (cm->hdr.flags & CM_F_SUPERSEDED) && hops < 4; hops++) {
+		err = follow(cm);
+		if (err <= 0)
+			break;
+		err = read_current(cm);
+	}
+	if (!err && cm->reconcile && cm->pos >= cm->hdr.snapshot_end)
+		err = reconcile(cm);
 	/* index what was read, even up to a bad record */
 	if (reindex(cm) && !err)
 		err = -cm->errnum;
+	if (!err && cm->retain_ns) {
+		uint64_t now = mono_now();
+
+		if (now - cm->last_prune_ns >= CM_PRUNE_EVERY_NS &&
+		    now > cm->retain_ns) {
+			cm->last_prune_ns = now;
+			codemap__prune(cm, now - cm->retain_ns);
+		}
+	}
 	if (cm->bufcap > CM_CHUNK) {
 		free(cm->buf);
 		cm->buf = NULL;
 		cm->bufcap = 0;
 	}
 	return err;
+}
+
+void codemap__set_retention(struct codemap *cm, uint64_t retain_ns)
+{
+	if (cm)
+		cm->retain_ns = retain_ns;
+}
+
+void codemap__prune(struct codemap *cm, uint64_t before)
+{
+	size_t k, freed = 0;
+
+	if (!cm || cm->failed)
+		return;
+	if (before > cm->pruned_before)
+		cm->pruned_before = before;
+	k = 0;
+	for (size_t i = 0; i < cm->nblobs; i++) {
+		struct cm_blob *b = cm->blobs[i];
+
+		if (b->b.unload_ns != UINT64_MAX && b->b.unload_ns < before) {
+			cm->mem -= b->size;
+			free(b);
+			continue;
+		}
+		cm->blobs[k++] = b;
+	}
+	if (k != cm->nblobs) {
+		freed += cm->nblobs - k;
+		cm->nblobs = k;
+		free(cm->sorted);
+		free(cm->maxend);
+		cm->sorted = NULL;
+		cm->maxend = NULL;
+		cm->nsorted = 0;
+		if (relink(cm) || reindex(cm))
+			return;
+	}
+	k = 0;
+	for (size_t i = 0; i < cm->nthreads; i++) {
+		struct cm_thr *th = cm->threads[i];
+
+		if (th->t.end_ns != UINT64_MAX && th->t.end_ns < before) {
+			cm->mem -= sizeof(*th);
+			free(th);
+			continue;
+		}
+		cm->threads[k++] = th;
+	}
+	if (k != cm->nthreads) {
+		freed += cm->nthreads - k;
+		cm->nthreads = k;
+		u64map__free(&cm->thash);
+		for (size_t i = 0; i < k; i++) {
+			struct cm_thr *th = cm->threads[i];
+
+			th->older = u64map_get(&cm->thash, th->t.tid);
+			if (u64map_put(&cm->thash, th->t.tid, th)) {
+				cm_fail(cm, ENOMEM, "out of memory");
+				return;
+			}
+		}
+	}
+	k = 0;
+	for (size_t i = 0; i < cm->nmethods; i++) {
+		struct cm_meth *m = (struct cm_meth *)cm->methods[i];
+
+		if (m->dead_ns && m->dead_ns < before) {
+			cm->mem -= m->size;
+			free(m);
+			continue;
+		}
+		cm->methods[k++] = &m->m;
+	}
+	if (k != cm->nmethods) {
+		freed += cm->nmethods - k;
+		cm->nmethods = k;
+		u64map__free(&cm->mhash);
+		for (size_t i = 0; i < k; i++) {
+			struct cm_meth *m = (struct cm_meth *)cm->methods[i];
+
+			m->older = u64map_get(&cm->mhash, m->m.method);
+			if (u64map_put(&cm->mhash, m->m.method, m)) {
+				cm_fail(cm, ENOMEM, "out of memory");
+				return;
+			}
+		}
+	}
+	cm->stats.pruned += freed;
 }
 
 /* ---- open ---------------------------------------------------------------- */
@@ -553,6 +806,16 @@ static int open_common(struct codemap **out, const char *root,
 		}
 	}
 	ret = open_fd_common(out, fd, display, pid, true, err, errlen);
+	if (!ret) {
+		/* kept to follow the writer to its next generation */
+		(*out)->root = strdup(root);
+		(*out)->rel = strdup(path);
+		if (!(*out)->root || !(*out)->rel) {
+			free((*out)->root);
+			free((*out)->rel);
+			(*out)->root = (*out)->rel = NULL;
+		}
+	}
 cleanup:
 	if (dirfd >= 0)
 		close(dirfd);
@@ -672,6 +935,9 @@ void codemap__free(struct codemap *cm)
 	u64map__free(&cm->mhash);
 	u64map__free(&cm->live);
 	u64map__free(&cm->thash);
+	u64map__free(&cm->stubs);
+	free(cm->root);
+	free(cm->rel);
 	strtab__free(cm->strs);
 	free(cm->buf);
 	free(cm->path);
@@ -728,9 +994,28 @@ const char *codemap__vm_version(const struct codemap *cm)
 const struct codemap_method *codemap__method(const struct codemap *cm,
 					     uint64_t method)
 {
+	const struct cm_meth *m, *x;
+
 	if (!codemap__ok(cm))
 		return NULL;
-	return u64map_get(&cm->mhash, method);
+	m = u64map_get(&cm->mhash, method);
+	if (!m || !cm->at_ns)
+		return m ? &m->m : NULL;
+	/*
+	 * A Method* freed with its class may come back as another method:
+	 * the one recorded by the decode time, or the first one (its record
+	 * came after a late attach).
+	 */
+	for (x = m; x; m = x, x = x->older)
+		if (x->load_ns <= cm->at_ns)
+			return &x->m;
+	return &m->m;
+}
+
+void codemap__set_decode_time(struct codemap *cm, uint64_t t)
+{
+	if (cm)
+		cm->at_ns = t;
 }
 
 int codemap_method__line(const struct codemap_method *m, int bci)
@@ -763,8 +1048,11 @@ const struct codemap_blob *codemap__find(const struct codemap *cm,
 	/*
 	 * Nothing alive at t: JVMTI posts CompiledMethodLoad after the code
 	 * was installed (and may already run), so the earliest blob loaded
-	 * after t is what was there.
+	 * after t is what was there; unless t is before what was pruned,
+	 * when the blob that was there may be gone.
 	 */
+	if (!f.exact && f.later && f.t < cm->pruned_before)
+		return NULL;
 	return f.exact ? &f.exact->b : f.later ? &f.later->b : NULL;
 }
 
@@ -824,6 +1112,20 @@ void codemap__stats(const struct codemap *cm, struct codemap_stats *out)
 		*out = cm->stats;
 }
 
+bool codemap__loss_news(struct codemap *cm, uint64_t *n)
+{
+	uint64_t lost;
+
+	if (!cm)
+		return false;
+	lost = cm->stats.dropped + cm->stats.gens_missed + cm->stats.reconciled;
+	*n = lost;
+	if (!lost || lost < 2 * cm->loss_told || lost == cm->loss_told)
+		return false;
+	cm->loss_told = lost;
+	return true;
+}
+
 size_t codemap__mem_bytes(const struct codemap *cm)
 {
 	if (!cm)
@@ -872,7 +1174,7 @@ const struct codemap_thread *codemap__thread_at(const struct codemap *cm,
 
 uint64_t codemap__pos(const struct codemap *cm)
 {
-	return cm->pos;
+	return cm->vbase + cm->pos;
 }
 
 void codemap__set_thread_cb(struct codemap *cm, codemap_thread_fn fn,
@@ -896,6 +1198,9 @@ int codemap__set_tap(struct codemap *cm, codemap_tap_fn fn, void *ctx)
 
 	cm->tap = fn;
 	cm->tap_ctx = ctx;
+	/* a tap's stream starts with the file read now: a generation holds
+	 * its snapshot, so it stands alone */
+	cm->vbase = 0;
 	if (!fn || cm->pos <= CM_HEADER_SIZE)
 		return 0;
 	/* catch up on what open() already consumed */

@@ -79,6 +79,14 @@ struct codemap_stats {
 	uint64_t last_record_ns;
 	uint32_t file_flags;		/* cm_file_header.flags */
 	uint64_t dropped;		/* writer-side drops (map full) */
+	/* generations (format version 2) */
+	uint64_t generation;		/* of the file read now */
+	uint64_t file_bytes;		/* its write_pos: the map's size */
+	uint64_t handovers;		/* generations this reader followed */
+	uint64_t gens_missed;		/* generations gone before it read them */
+	uint64_t reconciled;		/* code and threads found dead only by a
+					   snapshot (their records were lost) */
+	uint64_t pruned;		/* dead records freed (retention) */
 };
 
 /*
@@ -105,8 +113,26 @@ int codemap__open_fd(struct codemap **out, int fd, const char *name,
 		     char *err, size_t errlen);
 int codemap__nspid(pid_t pid, pid_t *nspid);
 
-/* read what was appended; 0, or -errno (then the map is disabled) */
+/*
+ * Read what was appended; 0, or -errno (then the map is disabled). A map
+ * opened by path follows the writer to each new generation (the old file
+ * is read to its end first, then the path opened again with the same
+ * checks).
+ */
 int codemap__update(struct codemap *cm);
+/*
+ * Let updates free what died more than retain_ns ago (CLOCK_MONOTONIC):
+ * code unloaded, threads ended, methods gone from a snapshot. A live
+ * recorder sets it a good margin above its decode delay, so pending
+ * samples still find what they need; report, which decodes old samples,
+ * does not. A lookup before what was freed never falls back to code
+ * loaded later: it finds nothing (ASGST_UNKNOWN_CODE), never a stranger.
+ */
+void codemap__set_retention(struct codemap *cm, uint64_t retain_ns);
+/* what a live recorder keeps: far above its decode delay (400 ms) */
+#define CODEMAP_RETAIN_NS	(30ull * 1000 * 1000 * 1000)
+/* free now what died before t (tests; the update does it by itself) */
+void codemap__prune(struct codemap *cm, uint64_t before_ns);
 bool codemap__ok(const struct codemap *cm);
 const char *codemap__error(const struct codemap *cm);	/* NULL when ok */
 uint32_t codemap__writer_pid(const struct codemap *cm);
@@ -142,8 +168,15 @@ uint32_t codemap__jdk_major(const struct codemap *cm);
 const struct cm_cont *codemap__cont(const struct codemap *cm);
 const char *codemap__vm_version(const struct codemap *cm);
 
+/*
+ * The method at a Method*: the one it was at the decode time when one is
+ * set (a Method* freed with its class may be reused by another), else the
+ * newest.
+ */
 const struct codemap_method *codemap__method(const struct codemap *cm,
 					     uint64_t method);
+/* the time (of the sample being decoded) method lookups answer for; 0: now */
+void codemap__set_decode_time(struct codemap *cm, uint64_t t);
 /* line for bci from the method's table, -1 when unknown */
 int codemap_method__line(const struct codemap_method *m, int bci);
 
@@ -164,6 +197,12 @@ const struct codemap_thread *codemap__thread(const struct codemap *cm,
 					     uint32_t tid, uint64_t t);
 
 void codemap__stats(const struct codemap *cm, struct codemap_stats *out);
+/*
+ * Records the map lost: dropped by the writer (map full), in generations
+ * this reader missed, or found only by a snapshot. True when that grew
+ * since it was last told (then at each doubling), with the total in *n.
+ */
+bool codemap__loss_news(struct codemap *cm, uint64_t *n);
 
 /* iteration, for `asgst-bpf codemap` and raw files; record order */
 size_t codemap__nblobs(const struct codemap *cm);

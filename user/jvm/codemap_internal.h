@@ -19,11 +19,24 @@ struct cm_blob {
 	struct codemap_blob b;		/* first: handed out as is */
 	struct cm_blob *shadow;		/* older loaded blob at the same start */
 	uint64_t seq;			/* record order */
+	size_t size;			/* bytes of this allocation */
+	uint32_t epoch;			/* last generation that had it */
 };
 
 struct cm_thr {
 	struct codemap_thread t;	/* first */
 	struct cm_thr *older;		/* previous thread with this tid */
+	uint32_t epoch;
+};
+
+/* a method and what the reader knows of its life */
+struct cm_meth {
+	struct codemap_method m;	/* first: handed out as is */
+	struct cm_meth *older;		/* earlier method at this Method* */
+	uint64_t load_ns;		/* its record's time */
+	uint64_t dead_ns;		/* 0 while it may be in use */
+	size_t size;
+	uint32_t epoch;
 };
 
 struct codemap {
@@ -36,6 +49,21 @@ struct codemap {
 
 	struct cm_file_header hdr;	/* last validated copy */
 	uint64_t pos;			/* next record offset */
+
+	/* generations (codemap_format.h): the path is opened again at a
+	 * handover; epoch counts the handovers this reader made, vbase is
+	 * where this file's records start in the tap's one stream */
+	char *root;			/* NULL: not opened by path, no follow */
+	char *rel;
+	uint32_t epoch;
+	uint64_t vbase;
+	bool reconcile;			/* a snapshot read, not reconciled */
+	uint64_t retain_ns;		/* 0: keep everything */
+	uint64_t pruned_before;		/* nothing dead before this is kept */
+	uint64_t last_prune_ns;
+	struct u64map stubs;		/* CM_STUB_KEY -> newest live stub */
+	uint64_t loss_told;		/* codemap__loss_news() */
+	uint64_t at_ns;			/* codemap__set_decode_time() */
 
 	struct strtab *strs;
 	bool have_vm;
@@ -71,6 +99,9 @@ struct codemap {
 	struct codemap_stats stats;
 	size_t mem;			/* bytes of our own records */
 };
+
+/* stubs are told apart by their range (several may share a start) */
+#define CM_STUB_KEY(start, end)	((start) ^ ((end) * 0x9E3779B97F4A7C15ull))
 
 /* u64 -> pointer maps over the shared u64map */
 static inline void *u64map_get(const struct u64map *m, uint64_t k)

@@ -192,11 +192,12 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 	struct rd r = { p, len, sizeof(rec) };
 	const char *s[4];
 	uint16_t n[4];
-	struct codemap_method *m;
+	struct codemap_method *m, *prev;
+	const char *is[4];
+	struct cm_meth *cmm;
 	struct cm_line *lines;
 	bool sorted = true;
 
-	(void)t;
 	if (len < sizeof(rec))
 		return BAD("METHOD record of %u bytes is shorter than %zu", at,
 			   len, sizeof(rec));
@@ -222,10 +223,42 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 		return BAD("METHOD record has an empty class, name or signature",
 			   at);
 
-	m = calloc(1, sizeof(*m) + (size_t)rec.n_lines * sizeof(*lines));
-	if (!m)
+	for (int i = 0; i < 4; i++)
+		if (!(is[i] = intern(cm, s[i], n[i])))
+			return cm_fail(cm, ENOMEM, "out of memory");
+	/*
+	 * The same method again (a new generation's snapshot, or a race in
+	 * the writer): nothing new but that it is still alive. Another
+	 * method at this Method* (class unloading reused the address)
+	 * replaces it, and the old one is dead from now.
+	 */
+	prev = u64map_get(&cm->mhash, rec.method);
+	if (prev) {
+		struct cm_meth *pm = (struct cm_meth *)prev;
+
+		if (prev->const_method == rec.const_method &&
+		    prev->klass == is[0] && prev->name == is[1] &&
+		    prev->signature == is[2] && prev->source == is[3] &&
+		    prev->modifiers == rec.modifiers &&
+		    prev->flags == rec.flags && prev->n_lines == rec.n_lines &&
+		    !memcmp(prev->lines, p + r.off - (size_t)rec.n_lines *
+			    sizeof(*lines), (size_t)rec.n_lines * sizeof(*lines))) {
+			pm->epoch = cm->epoch;
+			pm->dead_ns = 0;
+			return 0;
+		}
+		if (!pm->dead_ns)
+			pm->dead_ns = t ? t : 1;
+	}
+	cmm = calloc(1, sizeof(*cmm) + (size_t)rec.n_lines * sizeof(*lines));
+	if (!cmm)
 		return cm_fail(cm, ENOMEM, "out of memory");
-	lines = (struct cm_line *)(m + 1);
+	m = &cmm->m;
+	cmm->size = sizeof(*cmm) + (size_t)rec.n_lines * sizeof(*lines);
+	cmm->epoch = cm->epoch;
+	cmm->load_ns = t;
+	cmm->older = (struct cm_meth *)prev;
+	lines = (struct cm_line *)(cmm + 1);
 	memcpy(lines, p + r.off - (size_t)rec.n_lines * sizeof(*lines),
 	       (size_t)rec.n_lines * sizeof(*lines));
 	for (uint32_t i = 1; i < rec.n_lines; i++)
@@ -239,19 +272,18 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 	m->flags = rec.flags;
 	m->n_lines = rec.n_lines;
 	m->lines = lines;
-	m->klass = intern(cm, s[0], n[0]);
-	m->name = intern(cm, s[1], n[1]);
-	m->signature = intern(cm, s[2], n[2]);
-	m->source = intern(cm, s[3], n[3]);
-	if (!m->klass || !m->name || !m->signature || !m->source ||
-	    grow_array((void **)&cm->methods, &cm->capm, cm->nmethods + 1,
+	m->klass = is[0];
+	m->name = is[1];
+	m->signature = is[2];
+	m->source = is[3];
+	if (grow_array((void **)&cm->methods, &cm->capm, cm->nmethods + 1,
 		       sizeof(*cm->methods)) ||
 	    u64map_put(&cm->mhash, m->method, m)) {
-		free(m);
+		free(cmm);
 		return cm_fail(cm, ENOMEM, "out of memory");
 	}
 	cm->methods[cm->nmethods++] = m;
-	cm->mem += sizeof(*m) + (size_t)rec.n_lines * sizeof(*lines);
+	cm->mem += cmm->size;
 	cm->stats.methods++;
 	return 0;
 }
@@ -262,6 +294,8 @@ static int add_blob(struct codemap *cm, struct cm_blob *b, size_t size)
 		       sizeof(*cm->blobs)))
 		return -ENOMEM;
 	b->seq = cm->stats.records;
+	b->size = size;
+	b->epoch = cm->epoch;
 	cm->blobs[cm->nblobs++] = b;
 	cm->mem += size;
 	return 0;
@@ -425,8 +459,10 @@ static int parse_code(struct codemap *cm, const uint8_t *p, uint32_t len,
 	if (prev && prev != &cm_none && prev->b.end == rec.end &&
 	    prev->b.method == rec.method && prev->b.blob == rec.blob &&
 	    prev->b.kind == rec.kind && prev->b.n_pcs == rec.n_pcs &&
-	    prev->b.comp_level == rec.comp_level)
+	    prev->b.comp_level == rec.comp_level) {
+		prev->epoch = cm->epoch;
 		return 0;
+	}
 
 	b = copy_code(p, &rec, nframes, &size);
 	if (!b)
@@ -488,8 +524,8 @@ static int parse_stub(struct codemap *cm, const uint8_t *p, uint32_t len,
 {
 	struct cm_stub rec;
 	struct rd r = { p, len, sizeof(rec) };
-	struct cm_blob *b;
-	const char *s;
+	struct cm_blob *b, *prev;
+	const char *s, *name;
 	uint16_t n;
 
 	if (len < sizeof(rec))
@@ -513,6 +549,20 @@ static int parse_stub(struct codemap *cm, const uint8_t *p, uint32_t len,
 	     (uint64_t)rec.frame_complete > rec.end - rec.start))
 		return BAD("STUB record has frame_complete %d", at,
 			   rec.frame_complete);
+	name = intern(cm, s, n);
+	if (!name)
+		return cm_fail(cm, ENOMEM, "out of memory");
+	/* the same stub again (a snapshot, a late attach's enumeration) */
+	prev = u64map_get(&cm->stubs, CM_STUB_KEY(rec.start, rec.end));
+	if (prev && (prev->b.start != rec.start || prev->b.end != rec.end))
+		prev = NULL;	/* another range with the same key */
+	if (prev && prev->b.end == rec.end && prev->b.kind == rec.kind &&
+	    prev->b.name == name && prev->b.blob == rec.blob &&
+	    prev->b.frame_size == rec.frame_size &&
+	    prev->b.frame_complete == rec.frame_complete) {
+		prev->epoch = cm->epoch;
+		return 0;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return cm_fail(cm, ENOMEM, "out of memory");
@@ -524,13 +574,19 @@ static int parse_stub(struct codemap *cm, const uint8_t *p, uint32_t len,
 	b->b.comp_level = -1;
 	b->b.frame_size = rec.frame_size;
 	b->b.frame_complete = rec.frame_complete;
-	b->b.name = intern(cm, s, n);
+	b->b.name = name;
 	b->b.load_ns = t;
 	b->b.unload_ns = UINT64_MAX;
-	if (!b->b.name || add_blob(cm, b, sizeof(*b))) {
+	if (add_blob(cm, b, sizeof(*b)) ||
+	    u64map_put(&cm->stubs, CM_STUB_KEY(rec.start, rec.end), b)) {
+		if (cm->nblobs && cm->blobs[cm->nblobs - 1] == b)
+			cm->nblobs--;
 		free(b);
 		return cm_fail(cm, ENOMEM, "out of memory");
 	}
+	/* another stub over the same range: the old one's code is gone */
+	if (prev && prev->b.unload_ns == UINT64_MAX)
+		prev->b.unload_ns = t < prev->b.load_ns ? prev->b.load_ns : t;
 	cm->stats.stubs++;
 	return 0;
 }
@@ -574,8 +630,9 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 			return 0;
 		}
 		/* an end without a start (attached late): keep the name */
-	} else if (cur && cur->t.end_ns == UINT64_MAX && rec.java_thread &&
-		   cur->t.java_thread == rec.java_thread) {
+	} else if (cur && cur->t.end_ns == UINT64_MAX &&
+		   cur->t.java_thread == rec.java_thread &&
+		   (rec.java_thread || cur->t.flags == rec.flags)) {
 		/* the same live thread reported again (enumerated at start-up
 		 * and by its ThreadStart): one thread, the latest name */
 		const char *name = intern(cm, s, n);
@@ -584,6 +641,7 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 			return cm_fail(cm, ENOMEM, "out of memory");
 		cur->t.name = name;
 		cur->t.flags = rec.flags;
+		cur->epoch = cm->epoch;
 		if (cm->thread_fn)
 			cm->thread_fn(cm->thread_ctx, &cur->t, true);
 		return 0;
@@ -598,6 +656,7 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 	th->t.start_ns = (rec.flags & CM_THREAD_END) ? 0 : t;
 	th->t.end_ns = (rec.flags & CM_THREAD_END) ? t : UINT64_MAX;
 	th->older = cur;
+	th->epoch = cm->epoch;
 	if (!th->t.name ||
 	    grow_array((void **)&cm->threads, &cm->capt, cm->nthreads + 1,
 		       sizeof(*cm->threads)) ||
