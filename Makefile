@@ -132,6 +132,16 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all workloads $(BENCH_BINS)
 	$(Q)BUILD=$(BUILD) tests/bench/run.sh
 
+# long runs of what must stay bounded (SOAK_SECONDS each, default 600):
+# the code map under JIT churn; record -a under process churn
+.PHONY: soak
+soak: deps
+	$(Q)$(MAKE) --no-print-directory all workloads
+	$(Q)SOAK_SECONDS=$${SOAK_SECONDS:-600} BUILD=$(BUILD) \
+		tests/integration/test_codemap_churn.sh
+	$(Q)SOAK_SECONDS=$${SOAK_SECONDS:-600} BUILD=$(BUILD) \
+		sh tests/integration/soak_record_churn.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/asgst-bpf \
 		$(DESTDIR)$(PREFIX)/share/man/man1

@@ -105,6 +105,10 @@ struct trace {
 	uint8_t event;		/* enum trace_event */
 	uint16_t flags;		/* TRACE_F_* */
 	int32_t jvmti_state;	/* ASGST trace state bits, -1 non-Java */
+	/* the process's container (64 hex) and Kubernetes pod uid, from its
+	 * cgroup path (profile/container.h); NULL when it names none */
+	const char *container_id;
+	const char *pod_uid;
 	uint32_t nframes;
 	struct frame *frames;	/* nframes entries, callee first */
 };

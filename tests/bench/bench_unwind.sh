@@ -1,8 +1,8 @@
 #!/bin/sh
 # make bench: native unwinding by CFI against frame pointers, on a 30-frame
 # stack without frame pointers (cfi_deep, -O2) at 999 Hz: in-kernel ns per
-# sample, record bytes per sample (the stack window), decode ns per sample
-# and how many stacks come out whole; the baseline is --unwind fp (the
+# sample, record bytes per sample (the stack window), decode CPU per
+# sample (steady state) and how many stacks come out whole; the baseline is --unwind fp (the
 # kernel's frame-pointer walk, no window) in the same run, interleaved.
 # Then the user-space side for the largest binary here (libjvm.so):
 # bench_cfi (table ready time, memory, row lookups).
@@ -40,7 +40,7 @@ while [ $r -lt "$ROUNDS" ]; do
 		wait $p
 		k=$(stat_field "$T/$m.err" bpf_ns_per_sample)
 		b=$(stat_field "$T/$m.err" window_bytes_per_sample)
-		d=$(stat_field "$T/$m.err" decode_ns_per_sample)
+		d=$(stat_field "$T/$m.err" steady_decode_cpu_ns_per_sample)
 		w=$(whole "$T/$m.json" $p)
 		eval "k_$m=\"\$k_$m $k\"; b_$m=\"\$b_$m $b\"; d_$m=\"\$d_$m $d\"; w_$m=\"\$w_$m $w\""
 	done
@@ -50,7 +50,7 @@ hdr=$(awk 'BEGIN { print 232 + 8 * 64 }')	# header + a full kernel stack
 for m in fp cfi; do
 	eval "k=\$(echo \$k_$m | med); b=\$(echo \$b_$m | med); d=\$(echo \$d_$m | med); w=\$(echo \$w_$m | med); ks=\"\$k_$m\""
 	eval "K_$m=$k; B_$m=$b; D_$m=$d"
-	echo "  --unwind $m (median of $ROUNDS:$ks): in-kernel ${k} ns/sample, window ${b} bytes/sample (records <= $((b + hdr)) bytes), decode ${d} ns/sample, whole ${w} %"
+	echo "  --unwind $m (median of $ROUNDS:$ks): in-kernel ${k} ns/sample, window ${b} bytes/sample (records <= $((b + hdr)) bytes), decode CPU ${d} ns/sample (steady state), whole ${w} %"
 done
 echo "  CFI / fp: in-kernel $(ratio "$K_cfi" "$K_fp"), decode $(ratio "$D_cfi" "$D_fp"), window bytes $B_cfi vs $B_fp"
 

@@ -81,6 +81,7 @@ sleep 0.5
 "$A" record -q --stats -a -F 999 -d $LONG -o "$T/lost.json" 2> "$T/lost"
 s=$(python3 -c "import json; d=json.load(open('$T/lost.json')); print(d['samples'], d['lost'])")
 echo "  samples lost: $s (samples, lost)"
+echo "  the recorder in that run: $(stat_field "$T/lost" recorder_cpu_ns_per_sample) ns CPU/sample (whole run), $(stat_field "$T/lost" steady_cpu_ns_per_sample) steady, decode $(stat_field "$T/lost" steady_decode_cpu_ns_per_sample) ns CPU/sample steady"
 wait
 
 echo "== peak memory of record -a (${RSS_SECS}s) vs record -p of one idle process (baseline)"
@@ -91,7 +92,7 @@ sleep $((RSS_SECS + 5)) & idle=$!
 wait
 b=$(stat_field "$T/idle" peak_rss_kib); m=$(stat_field "$T/all" peak_rss_kib)
 echo "  record -a: ${m} KiB peak RSS; baseline ${b} KiB; ratio $(ratio "$m" "$b")"
-echo "  decode cost in the -a run: $(stat_field "$T/all" decode_ns_per_sample) ns/sample"
+echo "  decode cost in the -a run: $(stat_field "$T/all" decode_ns_per_sample) ns/sample wall, $(stat_field "$T/all" " decode_cpu_ns_per_sample") ns/sample CPU"
 
 for b in "$BUILD"/bench/bench_*; do
 	[ -x "$b" ] || continue

@@ -1,7 +1,8 @@
 #!/bin/sh
 # record -o x.asgst -o x.json, then report -i x.asgst after the process has
-# exited: the same stacks as the live decode. Bad raw files and outputs get
-# one-line errors; an unwritable output keeps the recording in a raw file.
+# exited: the same stacks as the live decode. Bad raw files (truncated,
+# crafted chunks) and outputs get one-line errors; an unwritable output
+# keeps the recording in a raw file.
 . "$(dirname "$0")/lib.sh"
 need_bpf
 
@@ -75,6 +76,33 @@ import struct
 d=bytearray(open('$TMP/r.asgst','rb').read()); struct.pack_into('<Q', d, 16+8, 1<<40)
 open('$TMP/big.asgst','wb').write(d)"
 expect_err "does not fit" "$ASGST" report -i "$TMP/big.asgst"
+# crafted chunks after a good file's own: each length checked against what
+# is left of its chunk (a comm longer than the chunk once wrapped around)
+cat > "$TMP/craft.py" <<'PY'
+import struct, sys
+good, out, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+def chunk(t, pay):
+    return struct.pack("<IIQ", t, 0, len(pay)) + pay + b"\0" * (-len(pay) % 8)
+proc = lambda comm_len, maps_len, rest: \
+    struct.pack("<IIIIQQ", 4242, 0, comm_len, 0, maps_len, 0) + rest
+c = {
+    "comm": chunk(2, proc(40, 1 << 40, b"")),
+    "maps": chunk(2, proc(4, 1000, b"abcd" + b"x" * 10)),
+    "commbig": chunk(2, proc(1 << 31, 0, b"")),
+    "cmoff": chunk(3, struct.pack("<IIQ", 4242, 0, (1 << 32) - 8) + b"y" * 64),
+    "cmshort": chunk(3, b"\1\2\3"),
+    "meta": chunk(5, b"\0" * 8),
+    "stacks": chunk(4, b"\xff" * 40),
+}[kind]
+open(out, "wb").write(open(good, "rb").read() + c)
+PY
+for k in comm:"process chunk: comm" maps:"process chunk: maps" \
+	commbig:"process chunk: comm" cmoff:"code-map chunk" \
+	cmshort:"code-map chunk" meta:"meta chunk" stacks:"corrupt stacks"; do
+	python3 "$TMP/craft.py" "$TMP/r.asgst" "$TMP/craft.asgst" "${k%%:*}" ||
+		fail "craft ${k%%:*}"
+	expect_err "${k#*:}" "$ASGST" report -i "$TMP/craft.asgst" -o "$TMP/x.json"
+done
 expect_err "cannot read" "$ASGST" report -i "$TMP/nonexistent.asgst"
 expect_err "bad regular expression" "$ASGST" report -i "$TMP/r.asgst" --thread '[x'
 expect_err "cannot write" "$ASGST" report -i "$TMP/r.asgst" -o /nonexistent/x.json

@@ -151,6 +151,39 @@ static void test_strings_interned(void **state)
 	profile__free(p);
 }
 
+/*
+ * The same string pointer with other bytes (a caller's buffer reused, a
+ * freed name whose address came back): a new name, never the one a cache
+ * kept for that pointer; the same bytes again: the same stack.
+ */
+static void test_reused_string_memory(void **state)
+{
+	struct profile *p = profile__new();
+	struct frame fr = { .type = FRAME_NON_JAVA };
+	struct trace t = { .pid = 1, .tid = 1, .nframes = 1, .frames = &fr };
+	char buf[32];
+
+	(void)state;
+	assert_non_null(p);
+	fr.symbol = buf;
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 3; i++) {
+			snprintf(buf, sizeof(buf), "fn_%d", i);
+			assert_int_equal(profile__add(p, &t, 1, 0), 0);
+		}
+	}
+	assert_int_equal(profile__nstacks(p), 3);
+	for (int i = 0; i < 3; i++) {
+		const struct profile_stack *ps = profile__stack(p, (size_t)i);
+
+		snprintf(buf, sizeof(buf), "fn_%d", i);
+		assert_string_equal(ps->trace.frames[0].symbol, buf);
+		assert_ptr_not_equal(ps->trace.frames[0].symbol, buf);
+		assert_int_equal(ps->count, 2);
+	}
+	profile__free(p);
+}
+
 /* each key field on its own separates stacks */
 static void test_key_fields(void **state)
 {
@@ -283,6 +316,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_aggregates_by_content),
 		cmocka_unit_test(test_strings_interned),
+		cmocka_unit_test(test_reused_string_memory),
 		cmocka_unit_test(test_key_fields),
 		cmocka_unit_test(test_many_stacks_order),
 		cmocka_unit_test(test_fixture_profile),

@@ -378,6 +378,48 @@ static void test_kernel(void **state)
 	}
 }
 
+/*
+ * Kernel names are cached by pc: a pc asked again gives the same frame
+ * (and an unknown one stays unknown), and another table
+ * (symbolizer__set_kallsyms_path) gives its own names, not the cached.
+ */
+static void test_kernel_cached(void **state)
+{
+	struct ctx *c = *state;
+	char path[] = "/tmp/test_symbolize_ksyms.XXXXXX";
+	struct frame fr = { 0 }, again = { 0 };
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	assert_non_null(f);
+	fprintf(f, "ffffffff81000000 T first_fn\n"
+		   "ffffffff81000100 T second_fn\n"
+		   "ffffffff81000200 T third_fn\n");
+	fclose(f);
+	assert_int_equal(symbolizer__set_kallsyms_path(c->sz, path), 0);
+	for (int i = 0; i < 2; i++) {
+		struct frame *o = i ? &again : &fr;
+
+		assert_int_equal(symbolizer__kernel(c->sz, 0xffffffff81000110ull,
+						    o), 0);
+		assert_string_equal(o->symbol, "second_fn");
+		assert_int_equal(o->offset, 0x10);
+		assert_int_equal(symbolizer__kernel(c->sz, 0x1000, o), -ENOENT);
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "ffffffff81000000 T first_fn\n"
+		   "ffffffff81000108 T renamed_fn\n"
+		   "ffffffff81000200 T third_fn\n");
+	fclose(f);
+	assert_int_equal(symbolizer__set_kallsyms_path(c->sz, path), 0);
+	assert_int_equal(symbolizer__kernel(c->sz, 0xffffffff81000110ull, &fr),
+			 0);
+	assert_string_equal(fr.symbol, "renamed_fn");
+	assert_int_equal(fr.offset, 0x8);
+	unlink(path);
+}
+
 static void test_debug_root(void **state)
 {
 	struct ctx *c = *state;
@@ -540,6 +582,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_child_pie, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jvm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_cached, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_debug_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_root, setup, teardown),
 	};

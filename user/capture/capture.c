@@ -43,6 +43,7 @@ struct capture {
 	uint32_t freq_hz;
 	bool want_cpu;		/* cpu-clock events, opened by start */
 	bool started;
+	uint64_t map_errors;	/* failed map updates (capture__map_errors) */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
@@ -436,6 +437,15 @@ static void cache_gen_bump(struct capture *c)
 			 c->skel->data->cache_gen + 1 ? : 1, __ATOMIC_RELEASE);
 }
 
+/* a map update failed (full, most often): counted, shown by --stats */
+static int map_error(struct capture *c)
+{
+	int e = errno ? -errno : -EIO;
+
+	c->map_errors++;
+	return e;
+}
+
 int capture__add_target(struct capture *c, pid_t tgid)
 {
 	uint32_t key = tgid;
@@ -445,7 +455,7 @@ int capture__add_target(struct capture *c, pid_t tgid)
 		return -EINVAL;
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one,
 				BPF_ANY))
-		return -errno;
+		return map_error(c);
 	cache_gen_bump(c);
 	return 0;
 }
@@ -461,7 +471,7 @@ int capture__set_window(struct capture *c, pid_t tgid, bool on)
 	fd = bpf_map__fd(c->skel->maps.window_pids);
 	if (on) {
 		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
-			return -errno;
+			return map_error(c);
 	} else if (bpf_map_delete_elem(fd, &key) && errno != ENOENT) {
 		return -errno;
 	}
@@ -481,7 +491,7 @@ int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
 	fd = bpf_map__fd(c->skel->maps.jthreads);
 	if (v) {
 		if (bpf_map_update_elem(fd, &k, v, BPF_ANY))
-			return -errno;
+			return map_error(c);
 	} else if (bpf_map_delete_elem(fd, &k) && errno != ENOENT) {
 		return -errno;
 	}
@@ -498,7 +508,7 @@ int capture__set_jvm_cont(struct capture *c, pid_t tgid,
 		return -EINVAL;
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.jvm_conts), &k, v,
 				BPF_ANY))
-		return -errno;
+		return map_error(c);
 	return 0;
 }
 
@@ -599,4 +609,108 @@ int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
 int capture__ncpus(const struct capture *c)
 {
 	return c ? c->nev : 0;
+}
+
+/*
+ * Pruning: entries of processes that have exited, so the maps hold what is
+ * alive (a recorder runs for days; a pid may come back as another process).
+ */
+uint64_t capture__map_errors(const struct capture *c)
+{
+	return c ? c->map_errors : 0;
+}
+
+/* the jthreads entries of tgid (a JVM has one per thread) */
+static void forget_jthreads(struct capture *c, uint32_t tgid)
+{
+	int fd = bpf_map__fd(c->skel->maps.jthreads);
+	struct asgst_jthread_key k, next, *prev = NULL;
+	struct asgst_jthread_key del[256];
+	size_t n = 0;
+
+	/* collect, then delete: deleting while walking restarts the walk */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (k.tgid != tgid)
+			continue;
+		if (n == sizeof(del) / sizeof(del[0])) {
+			size_t gone = 0;
+
+			for (size_t i = 0; i < n; i++)
+				gone += !bpf_map_delete_elem(fd, &del[i]);
+			if (!gone)
+				return;	/* nothing moves: never loop */
+			n = 0;
+			prev = NULL;	/* the walk again, the deleted gone */
+			continue;
+		}
+		del[n++] = k;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &del[i]);
+}
+
+int capture__forget(struct capture *c, pid_t tgid, bool jvm)
+{
+	uint32_t key = (uint32_t)tgid;
+
+	if (!c || tgid <= 0)
+		return -EINVAL;
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.window_pids), &key);
+	if (jvm) {
+		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.jvm_conts), &key);
+		forget_jthreads(c, key);
+	}
+	cache_gen_bump(c);
+	return 0;
+}
+
+/* is tgid a process now: /proc/TGID is there (a thread's is hidden) */
+static bool tgid_alive(uint32_t tgid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%u", tgid);
+	return access(path, F_OK) == 0;
+}
+
+int capture__prune_targets(struct capture *c)
+{
+	int fd, n = 0;
+	uint32_t k, next, *prev = NULL;
+	uint32_t del[256];
+	size_t nd = 0, gone = 0;
+	bool more = true;
+
+	if (!c)
+		return 0;
+	fd = bpf_map__fd(c->skel->maps.targets);
+	/* children the sampler added (follow) die without telling us */
+	while (more) {
+		more = false;
+		while (!bpf_map_get_next_key(fd, prev, &next)) {
+			k = next;
+			prev = &k;
+			if (tgid_alive(k))
+				continue;
+			del[nd++] = k;
+			if (nd == sizeof(del) / sizeof(del[0])) {
+				more = true;
+				break;
+			}
+		}
+		for (size_t i = 0; i < nd; i++)
+			gone += !bpf_map_delete_elem(fd, &del[i]);
+		if (!gone)
+			more = false;	/* nothing moves: never loop */
+		n += gone;
+		gone = 0;
+		nd = 0;
+		prev = NULL;
+	}
+	if (n)
+		cache_gen_bump(c);
+	return n;
 }

@@ -66,4 +66,13 @@ int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
 			  uint64_t *run_cnt);
 int capture__ncpus(const struct capture *c);
 
+/* pruning (a recorder runs for days): tgid exited, drop its entries in
+ * targets, window_pids and, for a JVM, jvm_conts and jthreads */
+int capture__forget(struct capture *c, pid_t tgid, bool jvm);
+/* drop targets (-p, children followed) that are no process any more; the
+ * number dropped */
+int capture__prune_targets(struct capture *c);
+/* map updates that failed so far (a full map, most often) */
+uint64_t capture__map_errors(const struct capture *c);
+
 #endif /* ASGST_CAPTURE_H */

@@ -24,6 +24,7 @@
 #include "capture/capture.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "profile/container.h"
 #include "profile/filter.h"
 #include "output/output.h"
 #include "profile/pipeline.h"
@@ -51,6 +52,7 @@ struct record_args {
 	pid_t *pids;
 	size_t npids;
 	const char *cgroup;
+	const char *container;	/* --container ID */
 	uint32_t freq;
 	uint32_t events;	/* ASGST_EVMASK_* */
 	double duration;	/* <= 0: until stopped */
@@ -97,7 +99,8 @@ static int set_target(const struct cli_command *cmd, struct record_args *a,
 {
 	if (a->have_target && a->filter_mode != mode)
 		return options__error(cmd, "choose one target: %s conflicts "
-				      "with an earlier -a, -p, --cgroup or --",
+				      "with an earlier -a, -p, --cgroup, "
+				      "--container or --",
 				      what);
 	a->have_target = true;
 	a->filter_mode = mode;
@@ -159,6 +162,22 @@ static int opt_cgroup(const struct cli_call *c, const char *arg)
 	if (set_target(c->cmd, a, ASGST_FILTER_CGROUP, "--cgroup"))
 		return CLI_BAD;
 	a->cgroup = arg;
+	return CLI_OK;
+}
+
+/* --container: a target of its own, resolved to a filter when recording */
+#define TARGET_CONTAINER	0x100
+
+static int opt_container(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+	char err[256];
+
+	if (set_target(c->cmd, a, TARGET_CONTAINER, "--container"))
+		return CLI_BAD;
+	if (filter__option(&a->filter, "container", arg, err, sizeof(err)))
+		return options__error(c->cmd, "%s", err);
+	a->container = arg;
 	return CLI_OK;
 }
 
@@ -289,6 +308,11 @@ static const struct cli_option record_opts[] = {
 	CLI_OPT("cgroup", 0, "PATH",
 		"tasks in this cgroup v2 (path, or relative to\n"
 		"/sys/fs/cgroup)", opt_cgroup),
+	CLI_OPT("container", 0, "ID",
+		"the processes of this container (its id or a\n"
+		"unique prefix of 12+ hex digits, as podman,\n"
+		"docker, crictl show it), also those it starts\n"
+		"later", opt_container),
 	CLI_ROW("-- COMMAND ARGS...",
 		"start COMMAND and profile it and its descendants;\n"
 		"the recording ends when it exits"),
@@ -340,8 +364,11 @@ static const struct cli_option record_opts[] = {
 		 struct record_args, no_attach),
 	CLI_FLAG("stats", 0,
 		 "print the sampler's in-kernel cost per sample,\n"
-		 "decode cost, peak memory and window bytes per\n"
-		 "sample at the end", struct record_args, stats),
+		 "decode cost, the recorder's own CPU per sample\n"
+		 "(whole run and steady), peak memory and window\n"
+		 "bytes per sample at the end, and the processes\n"
+		 "kept, dropped and reused, and failed map updates",
+		 struct record_args, stats),
 	CLI_FLAG("quiet", 'q', "no status line or notices",
 		 struct record_args, quiet),
 	CLI_TEXT("\nFilters (on the decoded stacks):"),
@@ -442,7 +469,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (!a->have_target)
 		return options__error(&record_cmd, "say what to record: -a, -p "
-				      "PID, --cgroup PATH or -- COMMAND (see "
+				      "PID, --cgroup PATH, --container ID or "
+				      "-- COMMAND (see "
 				      "--help)");
 	return resolve_formats(a);
 }
@@ -636,6 +664,55 @@ static void print_unwind_stats(const struct pipeline *pl)
 		(unsigned long long)ss.cfi_misses);
 }
 
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull +
+	       (uint64_t)tv->tv_usec * 1000ull;
+}
+
+/*
+ * --stats: the recorder's own CPU a sample (user + system, with the attach
+ * helpers it ran), over the whole run and in the steady state (from the
+ * end of the pipeline's warm-up), and the decode's CPU time a sample
+ * (decode_ns_per_sample is wall time: on a busy host it also counts the
+ * waits for a CPU).
+ */
+static void print_cpu_stats(const struct pipeline_stats *ps)
+{
+	struct rusage self, kids;
+	struct timespec ts;
+	uint64_t all, now, output = 0, n = ps->records;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	all = tv_ns(&self.ru_utime) + tv_ns(&self.ru_stime) +
+	      tv_ns(&kids.ru_utime) + tv_ns(&kids.ru_stime);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	/* the steady state runs to the last decode, the outputs after it */
+	if (ps->finish_cpu_ns && ps->finish_cpu_ns <= now) {
+		output = now - ps->finish_cpu_ns;
+		now = ps->finish_cpu_ns;
+	}
+	fprintf(stderr, "stats: records=%llu recorder_cpu_ns=%llu "
+		"recorder_cpu_ns_per_sample=%.0f output_cpu_ns=%llu "
+		"steady_records=%llu "
+		"steady_cpu_ns_per_sample=%.0f decode_cpu_ns_per_sample=%.0f "
+		"steady_decode_cpu_ns_per_sample=%.0f\n",
+		(unsigned long long)n, (unsigned long long)all,
+		n ? (double)all / (double)n : 0.0,
+		(unsigned long long)output,
+		ps->warm_cpu_ns ? (unsigned long long)(n - ps->warm_records) : 0,
+		ps->warm_cpu_ns && n > ps->warm_records && now > ps->warm_cpu_ns ?
+		(double)(now - ps->warm_cpu_ns) /
+		(double)(n - ps->warm_records) : 0.0,
+		ps->decoded ? (double)ps->decode_cpu_ns /
+			      (double)ps->decoded : 0.0,
+		ps->warm_cpu_ns && ps->decoded > ps->warm_decoded ?
+		(double)(ps->decode_cpu_ns - ps->warm_decode_cpu_ns) /
+		(double)(ps->decoded - ps->warm_decoded) : 0.0);
+}
+
 /* --stats: what the recording cost, for people and `make bench` */
 static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 			uint64_t decode_ns)
@@ -657,6 +734,19 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 		(unsigned long long)ps->windows,
 		ps->windows ? (double)ps->window_bytes /
 			      (double)ps->windows : 0.0);
+	print_cpu_stats(ps);
+	/* memory bounded by what is alive (docs/architecture.md) */
+	fprintf(stderr, "stats: procs_seen=%llu procs_live=%llu "
+		"procs_dropped=%llu pid_reuses=%llu sym_procs=%llu "
+		"sym_modules=%llu bpf_map_errors=%llu strtab_kib=%llu\n",
+		(unsigned long long)ps->processes,
+		(unsigned long long)ps->procs_live,
+		(unsigned long long)ps->procs_dropped,
+		(unsigned long long)ps->pid_reuses,
+		(unsigned long long)ps->sym_procs,
+		(unsigned long long)ps->sym_modules,
+		(unsigned long long)ps->map_errors,
+		(unsigned long long)ps->strtab_bytes / 1024);
 	capture__offcpu_stats(c, &run_ns, &run_cnt);
 	if (run_cnt) {
 		uint64_t st[ASGST_STAT_MAX] = { 0 };
@@ -685,6 +775,7 @@ struct recording {
 	struct output out[MAX_OUTPUTS];
 	struct raw_writer *raw;
 	size_t raw_idx;		/* the output the raw file is */
+	struct container_target ct;	/* --container */
 	char agent[4096];
 	pid_t child;		/* -- COMMAND; <= 0: none */
 	int go_fd, exec_fd;	/* see spawn_stopped() */
@@ -775,6 +866,40 @@ static int open_outputs(struct recording *r)
 	return 0;
 }
 
+/*
+ * --container: its processes now, and the cgroup v2 that holds them; the
+ * kernel records that cgroup's tasks (new ones too), the pipeline keeps
+ * those whose cgroup path names the container. Without such a cgroup
+ * (cgroup v1, or its processes spread over cgroups shared with others)
+ * every process is sampled and the pipeline alone chooses.
+ */
+static int open_container(struct recording *r)
+{
+	struct container_target *t = &r->ct;
+	char err[512];
+
+	if (container__resolve(r->a.filter.container, t, err, sizeof(err))) {
+		fprintf(stderr, "asgst-bpf record: %s\n", err);
+		return 2;
+	}
+	/* the full id: a container started later with the same prefix is
+	 * not this one */
+	memcpy(r->a.filter.container, t->id, sizeof(t->id));
+	r->co.filter_mode = t->have_cgroup ? ASGST_FILTER_CGROUP :
+					     ASGST_FILTER_ALL;
+	r->co.cgroup_id = t->cgroup_id;
+	if (r->a.quiet)
+		return 0;
+	if (t->have_cgroup)
+		fprintf(stderr, "asgst-bpf: container %.12s: %zu processes, "
+			"cgroup %s\n", t->id, t->npids, t->cgroup);
+	else
+		fprintf(stderr, "asgst-bpf: container %.12s: %zu processes, no "
+			"cgroup v2 of its own: every process is sampled, the "
+			"container's kept\n", t->id, t->npids);
+	return 0;
+}
+
 /* the sampler loaded, not started; the command forked, waiting to exec */
 static int open_capture(struct recording *r)
 {
@@ -799,6 +924,8 @@ static int open_capture(struct recording *r)
 			return 2;
 		}
 	}
+	if (r->a.container && (rc = open_container(r)))
+		return rc;
 	if (r->a.cmd) {
 		r->child = spawn_stopped(r->a.cmd, &r->go_fd, &r->exec_fd);
 		if (r->child < 0) {
@@ -848,6 +975,8 @@ static int open_pipeline(struct recording *r)
 		pipeline__prime_jvms(r->pl);
 	for (size_t i = 0; i < r->a.npids; i++)
 		pipeline__prime(r->pl, r->a.pids[i]);
+	for (size_t i = 0; i < r->ct.npids; i++)
+		pipeline__prime(r->pl, r->ct.pids[i]);
 	/* the targets' threads are known to the kernel side: start sampling */
 	pipeline__process(r->pl, 0, false);
 	return 0;
@@ -1128,6 +1257,7 @@ static void recording__cleanup(struct recording *r)
 	profile__free(r->prof);
 	capture__close(r->cap);
 	free(r->a.pids);
+	container_target__free(&r->ct);
 	filter__free(&r->a.filter);
 }
 

@@ -69,6 +69,7 @@ static const struct cli_command report_cmd = {
 };
 
 /* one recorded code map, rebuilt in a private file from its chunks */
+#define REPORT_MAX_CODEMAPS	4096	/* JVMs in one recording */
 struct cm_file {
 	pid_t pid;
 	int fd;
@@ -90,6 +91,9 @@ static int cm_file_for(struct report *r, pid_t pid)
 	for (size_t i = 0; i < r->ncms; i++)
 		if (r->cms[i].pid == pid)
 			return r->cms[i].fd;
+	/* one open file each: a crafted file must not exhaust them */
+	if (r->ncms >= REPORT_MAX_CODEMAPS)
+		return -EMFILE;
 	if (!r->have_dir) {
 		snprintf(r->dir, sizeof(r->dir), "/tmp/asgst-report.XXXXXX");
 		if (!mkdtemp(r->dir))
@@ -165,31 +169,33 @@ static int on_context(struct pass *ps, uint32_t type, const void *pay,
 		      uint64_t len, char *err, size_t errlen)
 {
 	if (type == RAW_CODEMAP) {
-		const struct raw_codemap *c = pay;
+		struct raw_codemap_view c;
+		char why[256];
 		int fd;
 
-		if (len < sizeof(*c) || c->offset > (1ull << 32)) {
-			snprintf(err, errlen, "%s: bad code-map chunk", ps->in);
+		if (raw__parse_codemap(pay, len, &c, why, sizeof(why))) {
+			snprintf(err, errlen, "%s: %s (not a recording this "
+				 "asgst-bpf wrote, or damaged)", ps->in, why);
 			return -EINVAL;
 		}
-		fd = cm_file_for(ps->r, (pid_t)c->pid);
-		if (fd < 0 || pwrite(fd, c + 1, len - sizeof(*c),
-				     (off_t)c->offset) !=
-				      (ssize_t)(len - sizeof(*c))) {
+		fd = cm_file_for(ps->r, c.pid);
+		if (fd < 0 || pwrite(fd, c.bytes, c.len, (off_t)c.offset) !=
+				      (ssize_t)c.len) {
 			snprintf(err, errlen, "cannot rebuild the code map of "
-				 "pid %u: %s", c->pid,
+				 "pid %d: %s", (int)c.pid,
 				 strerror(fd < 0 ? -fd : errno));
 			return -EIO;
 		}
 	} else if (type == RAW_META) {
-		struct raw_meta m = { 0 };
+		struct raw_meta m;
 		struct profile_meta *pm = profile__meta(ps->prof);
+		char why[256];
 
-		if (len < RAW_META_V1_SIZE) {
-			snprintf(err, errlen, "%s: bad meta chunk", ps->in);
+		if (raw__parse_meta(pay, len, &m, why, sizeof(why))) {
+			snprintf(err, errlen, "%s: %s (not a recording this "
+				 "asgst-bpf wrote, or damaged)", ps->in, why);
 			return -EINVAL;
 		}
-		memcpy(&m, pay, len < sizeof(m) ? len : sizeof(m));
 		pm->frequency_hz = m.frequency_hz;
 		pm->duration_ns = m.duration_ns;
 		pm->samples = m.samples;
@@ -235,25 +241,22 @@ static struct codemap *open_rebuilt_map(struct pass *ps, uint32_t pid)
 static int on_proc(struct pass *ps, uint32_t type, const void *pay,
 		   uint64_t len, char *err, size_t errlen)
 {
-	const struct raw_proc *p = pay;
-	char comm[64];
+	struct raw_proc_view p;
+	char why[256];
 	int rc;
 
 	if (type != RAW_PROC)
 		return 0;
-	if (len < sizeof(*p) || p->comm_len >= sizeof(comm) ||
-	    p->maps_len > len - sizeof(*p) - p->comm_len) {
-		snprintf(err, errlen, "%s: bad process chunk", ps->in);
+	if (raw__parse_proc(pay, len, &p, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s (not a recording this asgst-bpf "
+			 "wrote, or damaged)", ps->in, why);
 		return -EINVAL;
 	}
-	memcpy(comm, p + 1, p->comm_len);
-	comm[p->comm_len] = '\0';
-	rc = pipeline__add_offline(ps->pl, (pid_t)p->pid, comm,
-				   p->flags & RAW_PROC_JVM, p->jvm_from_seq,
-				   (const char *)(p + 1) + p->comm_len,
-				   p->maps_len, open_rebuilt_map(ps, p->pid));
+	rc = pipeline__add_offline(ps->pl, p.pid, p.comm, p.is_jvm,
+				   p.jvm_from_seq, p.maps, p.maps_len,
+				   open_rebuilt_map(ps, (uint32_t)p.pid));
 	if (rc)
-		snprintf(err, errlen, "pid %u: %s", p->pid, strerror(-rc));
+		snprintf(err, errlen, "pid %d: %s", (int)p.pid, strerror(-rc));
 	return rc;
 }
 

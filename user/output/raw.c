@@ -426,9 +426,12 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 		struct trace t = { 0 };
 
 		get(&c, &rs, sizeof(rs));
-		if (c.bad || rs.nframes > TRACE_MAX_FRAMES ||
+		/* a field out of range is a bad file, not its end */
+		if (rs.nframes > TRACE_MAX_FRAMES ||
 		    rs.kind > TRACE_KIND_JVM || rs.state > TRACE_STATE_BLOCKED ||
 		    rs.event > TRACE_EV_OFFCPU)
+			c.bad = true;
+		if (c.bad)
 			break;
 		t.state = rs.state;
 		t.event = rs.event;
@@ -475,4 +478,92 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 	if (!rc && c.bad)
 		rc = -EINVAL;
 	return rc;
+}
+
+int raw__parse_proc(const void *payload, uint64_t len,
+		    struct raw_proc_view *out, char *err, size_t errlen)
+{
+	const uint8_t *b = payload;
+	struct raw_proc p;
+	uint64_t rest;
+
+	if (len < sizeof(p)) {
+		snprintf(err, errlen, "process chunk of %llu bytes (the header "
+			 "alone is %zu)", (unsigned long long)len, sizeof(p));
+		return -EINVAL;
+	}
+	memcpy(&p, b, sizeof(p));
+	/* each length against what is left, never a difference that wraps */
+	rest = len - sizeof(p);
+	if (p.comm_len > RAW_COMM_MAX || p.comm_len > rest) {
+		snprintf(err, errlen, "process chunk: comm of %u bytes (at "
+			 "most %d, %llu left)", p.comm_len, RAW_COMM_MAX,
+			 (unsigned long long)rest);
+		return -EINVAL;
+	}
+	rest -= p.comm_len;
+	if (p.maps_len > rest) {
+		snprintf(err, errlen, "process chunk: maps text of %llu bytes, "
+			 "%llu left", (unsigned long long)p.maps_len,
+			 (unsigned long long)rest);
+		return -EINVAL;
+	}
+	if (p.pid > (uint32_t)INT32_MAX) {
+		snprintf(err, errlen, "process chunk: pid %u", p.pid);
+		return -EINVAL;
+	}
+	memset(out, 0, sizeof(*out));
+	out->pid = (pid_t)p.pid;
+	out->is_jvm = p.flags & RAW_PROC_JVM;
+	out->jvm_from_seq = p.jvm_from_seq;
+	memcpy(out->comm, b + sizeof(p), p.comm_len);
+	out->comm[p.comm_len] = '\0';
+	out->maps = (const char *)b + sizeof(p) + p.comm_len;
+	out->maps_len = (size_t)p.maps_len;
+	return 0;
+}
+
+int raw__parse_codemap(const void *payload, uint64_t len,
+		       struct raw_codemap_view *out, char *err, size_t errlen)
+{
+	struct raw_codemap c;
+
+	if (len < sizeof(c)) {
+		snprintf(err, errlen, "code-map chunk of %llu bytes (the "
+			 "header alone is %zu)", (unsigned long long)len,
+			 sizeof(c));
+		return -EINVAL;
+	}
+	memcpy(&c, payload, sizeof(c));
+	if (c.offset > RAW_CODEMAP_MAX_OFF ||
+	    len - sizeof(c) > RAW_CODEMAP_MAX_OFF - c.offset) {
+		snprintf(err, errlen, "code-map chunk: %llu bytes at offset "
+			 "%llu (a map ends by %llu)",
+			 (unsigned long long)(len - sizeof(c)),
+			 (unsigned long long)c.offset,
+			 (unsigned long long)RAW_CODEMAP_MAX_OFF);
+		return -EINVAL;
+	}
+	if (c.pid > (uint32_t)INT32_MAX) {
+		snprintf(err, errlen, "code-map chunk: pid %u", c.pid);
+		return -EINVAL;
+	}
+	out->pid = (pid_t)c.pid;
+	out->offset = c.offset;
+	out->bytes = (const uint8_t *)payload + sizeof(c);
+	out->len = (size_t)(len - sizeof(c));
+	return 0;
+}
+
+int raw__parse_meta(const void *payload, uint64_t len, struct raw_meta *out,
+		    char *err, size_t errlen)
+{
+	if (len < RAW_META_V1_SIZE) {
+		snprintf(err, errlen, "meta chunk of %llu bytes (at least %d)",
+			 (unsigned long long)len, RAW_META_V1_SIZE);
+		return -EINVAL;
+	}
+	memset(out, 0, sizeof(*out));
+	memcpy(out, payload, len < sizeof(*out) ? len : sizeof(*out));
+	return 0;
 }

@@ -112,4 +112,35 @@ void raw_reader__close(struct raw_reader *r);
 /* RAW_STACKS payload -> stacks added to p; 0 or -EINVAL */
 int raw__load_stacks(struct profile *p, const void *payload, uint64_t len);
 
+/*
+ * The other chunks, checked against their payload's length: 0, or -EINVAL
+ * with err set to one line naming what is wrong. The pointers point into
+ * the payload.
+ */
+#define RAW_COMM_MAX		63	/* a comm is 15 bytes; room for more */
+#define RAW_CODEMAP_MAX_OFF	(1ull << 32)	/* code maps are smaller */
+
+struct raw_proc_view {
+	pid_t pid;
+	bool is_jvm;
+	uint64_t jvm_from_seq;
+	char comm[RAW_COMM_MAX + 1];	/* NUL-terminated copy */
+	const char *maps;
+	size_t maps_len;
+};
+int raw__parse_proc(const void *payload, uint64_t len,
+		    struct raw_proc_view *out, char *err, size_t errlen);
+
+struct raw_codemap_view {
+	pid_t pid;
+	uint64_t offset;	/* where bytes go in the rebuilt map */
+	const void *bytes;
+	size_t len;
+};
+int raw__parse_codemap(const void *payload, uint64_t len,
+		       struct raw_codemap_view *out, char *err, size_t errlen);
+/* older (shorter) meta chunks read with the newer fields 0 */
+int raw__parse_meta(const void *payload, uint64_t len, struct raw_meta *out,
+		    char *err, size_t errlen);
+
 #endif /* ASGST_RAW_H */

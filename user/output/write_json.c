@@ -122,6 +122,14 @@ int write_json(const struct profile *p, FILE *f)
 		json_str(f, t->comm ? t->comm : "");
 		fputs(",\"thread\":", f);
 		json_str(f, t->thread ? t->thread : t->comm ? t->comm : "");
+		if (t->container_id) {
+			fputs(",\"container_id\":", f);
+			json_str(f, t->container_id);
+		}
+		if (t->pod_uid) {
+			fputs(",\"pod_uid\":", f);
+			json_str(f, t->pod_uid);
+		}
 		fprintf(f, ",\"count\":%" PRIu64 ",\"kind\":", ps->count);
 		json_str(f, trace_kind__name(t->kind));
 		fputs(",\"error\":", f);

@@ -615,6 +615,10 @@ int write_pprof(const struct profile *p, FILE *f)
 		pp_label(&pp, &sample, "tid", NULL, t->tid);
 		pp_label(&pp, &sample, "pid", NULL, t->pid);
 		pp_label(&pp, &sample, "comm", t->comm && *t->comm ? t->comm : "[unknown]", 0);
+		if (t->container_id)
+			pp_label(&pp, &sample, "container_id", t->container_id, 0);
+		if (t->pod_uid)
+			pp_label(&pp, &sample, "pod_uid", t->pod_uid, 0);
 		pp_label(&pp, &sample, "kind", trace_kind__name(t->kind), 0);
 		if (t->kind == TRACE_KIND_JAVA)
 			pp_label(&pp, &sample, "state",

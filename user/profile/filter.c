@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/container.h"
 #include "profile/filter.h"
 #include "trace.h"
 
@@ -163,6 +164,9 @@ int filter__option(struct filter *f, const char *name, const char *arg,
 		f->reverse = true;
 		return 0;
 	}
+	if (!strcmp(name, "container"))
+		return container__parse_arg(arg, f->container,
+					    sizeof(f->container), err, errlen);
 	snprintf(err, errlen, "unknown filter --%s", name);
 	return -EINVAL;
 }
@@ -171,7 +175,13 @@ bool filter__active(const struct filter *f)
 {
 	return f->npids || f->ntids || f->have_thread || f->have_include ||
 	       f->have_exclude || f->kind_mask || f->state_mask ||
-	       f->vthreads || f->java_only || f->reverse;
+	       f->vthreads || f->java_only || f->reverse || f->container[0];
+}
+
+bool filter__container_ok(const struct filter *f, const char *container_id)
+{
+	return !f->container[0] ||
+	       container__id_matches(container_id, f->container);
 }
 
 static bool has_id(const pid_t *ids, size_t n, pid_t id)
@@ -227,6 +237,8 @@ bool filter__apply(const struct filter *f, struct trace *t)
 	if (f->npids && !has_id(f->pids, f->npids, t->pid))
 		return false;
 	if (f->ntids && !has_id(f->tids, f->ntids, t->tid))
+		return false;
+	if (!filter__container_ok(f, t->container_id))
 		return false;
 	if (f->kind_mask && !(f->kind_mask & (1u << t->kind)))
 		return false;

@@ -35,12 +35,15 @@ struct filter {
 	uint8_t vthreads;	/* --vthreads: enum filter_vthreads */
 	bool java_only;		/* --java-only: drop non-Java frames */
 	bool reverse;		/* --reverse: frames root first */
+	/* record --container: the id (or its prefix) of the container whose
+	 * processes are kept; "" = all */
+	char container[65];
 };
 
 /*
  * Apply one filter option (name without dashes: "pid", "tid", "thread",
- * "include", "exclude", "kind", "java-only", "reverse"). 0, or -EINVAL with
- * a one-line reason in err.
+ * "include", "exclude", "kind", "java-only", "reverse", "container"). 0, or
+ * -EINVAL with a one-line reason in err.
  */
 int filter__option(struct filter *f, const char *name, const char *arg,
 		   char *err, size_t errlen);
@@ -52,6 +55,8 @@ bool filter__active(const struct filter *f);
 int filter__name_mask(const char *list, const char *const *names, size_t n,
 		      unsigned *mask, const char *opt, const char *what,
 		      char *err, size_t errlen);
+/* does a process in container_id (NULL: none) pass --container */
+bool filter__container_ok(const struct filter *f, const char *container_id);
 /* true when t is kept; t's frames may be changed in place */
 bool filter__apply(const struct filter *f, struct trace *t);
 void filter__free(struct filter *f);

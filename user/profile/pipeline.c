@@ -106,6 +106,44 @@ static void raw_keep_end(struct pipeline *pl, struct queued *q,
 	free(e);
 }
 
+/*
+ * The copy a record waits in: the bytes its counts cover (a sample without
+ * a window is a fixed-size reservation), and for one with a window without
+ * the gap the sampler leaves between the stacks it took and the window
+ * (the room for the deepest stacks, a quarter of a JVM sample): the
+ * window moves down, window_off and chunk_off with it, as the format
+ * allows. Fewer bytes to copy from the ring, to keep for the delay and to
+ * bring back into the cache when the sample is decoded.
+ */
+static struct queued *record_copy(const void *data, size_t len)
+{
+	const struct asgst_sample_hdr *h = data;
+	struct asgst_sample_hdr *nh;
+	struct queued *q;
+	struct sample s;
+	size_t used, head, gap;
+
+	if (((uintptr_t)data & 7) || sample__parse(data, len, &s, NULL))
+		return queued__new(data, len);
+	used = sample__used_len(&s);
+	if (used > len)
+		used = len;
+	head = (size_t)((const uint8_t *)(s.ustack + h->ustack_n) -
+			(const uint8_t *)data);
+	if (h->version < 2 || h->window_off <= head || h->window_off > used)
+		return queued__new(data, used);
+	gap = h->window_off - head;
+	q = queued__new2(data, head, (const uint8_t *)data + h->window_off,
+			 used - h->window_off);
+	if (!q)
+		return NULL;
+	nh = (struct asgst_sample_hdr *)q->data;
+	nh->window_off = (uint32_t)head;
+	if (nh->chunk_len)
+		nh->chunk_off -= (uint32_t)gap;
+	return q;
+}
+
 int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
@@ -123,7 +161,7 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 			raw_keep_end(pl, q, data, len);
 		return 0;
 	}
-	q = queued__new(data, len);
+	q = hdr_ok ? record_copy(data, len) : queued__new(data, len);
 	if (!q)
 		return -ENOMEM;
 	if (hdr_ok && h->event == ASGST_EV_OFFCPU && h->tid &&
@@ -160,13 +198,21 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	ps = procs__get(pl, (pid_t)s.hdr->pid, s.hdr->comm);
 	if (!ps)
 		return;
+	if (ps->foreign) {
+		pl->stats.filtered++;	/* record --container: not its */
+		return;
+	}
 	procs__on_sample(pl, ps, now);
 	memset(&t, 0, sizeof(t));
 	/* a JVM's samples from the moment it was known to be one */
 	jvm = ps->is_jvm && pl->decode_seq >= ps->jvm_from_seq;
 	cm = jvm && ps->cm && codemap__ok(ps->cm) ? ps->cm : NULL;
+	/* methods named as they were when the sample was taken */
+	codemap__set_decode_time(cm, s.hdr->ktime_ns);
 	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
 	t.comm = ps->comm;
+	t.container_id = ps->container_id;
+	t.pod_uid = ps->pod_uid;
 	if (cm && (th = codemap__thread(cm, s.hdr->ns_tid,
 					    s.hdr->ktime_ns)) && th->name)
 		t.thread = th->name;
@@ -185,7 +231,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	pl->stats.decoded++;
 }
 
-void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
+static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 {
 	struct queued *q;
 	bool updated = false;
@@ -216,11 +262,58 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 			updated = true;
 		}
 		queue__pop(&pl->queue);
+		/* the next record has been out of the cache since it came (the
+		 * decode delay): fetch its header while this one decodes */
+		if (pl->queue.head) {
+			__builtin_prefetch(pl->queue.head);
+			__builtin_prefetch((const char *)pl->queue.head->data + 64);
+		}
 		if (pl->opts.raw)
 			raw_record(pl, q);
 		decode_one(pl, q, now_ns);
 		pl->decode_seq++;
 		queued__free(q);
+	}
+}
+
+static uint64_t cpu_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * What the live decode costs is CPU time, not wall time: on a busy host
+ * the recorder waits for a CPU inside a batch as long as it works in it.
+ * The process's CPU time is also noted once the first WARM_NS of decoding
+ * are over (modules, kernel symbols and code maps read for the first
+ * time), so --stats can tell the steady cost a sample from the start-up's.
+ */
+#define WARM_NS		(3ull * 1000 * 1000 * 1000)
+
+void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
+{
+	uint64_t t0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), t1;
+	uint64_t decoded = pl->stats.decoded;
+
+	process(pl, now_ns, flush);
+	t1 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+	pl->stats.decode_cpu_ns += t1 > t0 ? t1 - t0 : 0;
+	if (pl->opts.offline || pl->stats.warm_cpu_ns)
+		return;
+	if (!now_ns)
+		now_ns = mono_ns();
+	if (!pl->first_batch_ns) {
+		if (pl->stats.decoded != decoded)
+			pl->first_batch_ns = now_ns;
+	} else if (now_ns >= pl->first_batch_ns + WARM_NS) {
+		pl->stats.warm_cpu_ns = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+		pl->stats.warm_records = pl->stats.records;
+		pl->stats.warm_decode_cpu_ns = pl->stats.decode_cpu_ns;
+		pl->stats.warm_decoded = pl->stats.decoded;
 	}
 }
 
@@ -230,6 +323,8 @@ void pipeline__finish(struct pipeline *pl, uint64_t end_ns)
 
 	offcpu__flush(&pl->offcpu, &pl->queue, end, mono_ns());
 	pipeline__process(pl, 0, true);
+	/* the steady state ends here: writing the outputs is not a sample's */
+	pl->stats.finish_cpu_ns = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 void pipeline__symbolizer_stats(const struct pipeline *pl,

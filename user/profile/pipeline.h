@@ -44,6 +44,24 @@ struct pipeline_stats {
 	uint64_t offcpu_stray_end; /* END records with no stack waiting */
 	uint64_t windows;	/* samples with a stack window */
 	uint64_t window_bytes;	/* the bytes of those windows */
+	/* memory bounded by what is alive (procs.c: procs__prune) */
+	uint64_t procs_live;	/* processes in the table now */
+	uint64_t procs_dropped;	/* exited ones whose state was dropped */
+	uint64_t pid_reuses;	/* pids that came back with a new start time */
+	uint64_t sym_procs;	/* processes the symbolizer keeps maps of */
+	uint64_t sym_modules;	/* modules (ELF files) it keeps */
+	uint64_t map_errors;	/* sampler map updates that failed */
+	uint64_t strtab_bytes;	/* names interned (never freed) */
+	/* what the recorder spends (pipeline.c): the CPU time of decoding
+	 * (pipeline__process, this thread's), and the process's CPU time and
+	 * records received when the warm-up ended (0: not yet), so a caller
+	 * can tell the steady cost a sample from the start-up's */
+	uint64_t decode_cpu_ns;
+	uint64_t warm_cpu_ns;
+	uint64_t warm_records;
+	uint64_t warm_decode_cpu_ns;	/* decode_cpu_ns and decoded then */
+	uint64_t warm_decoded;
+	uint64_t finish_cpu_ns;	/* process CPU at pipeline__finish's end */
 };
 
 struct pipeline;

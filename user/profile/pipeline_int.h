@@ -26,6 +26,11 @@ struct proc_state {
 	bool map_failed;	/* reported once, Java decoding off */
 	bool agent_off_said;	/* "the agent is off" said once */
 	const char *comm;	/* process comm, interned */
+	/* its container and pod (container.h), interned; NULL: none. foreign:
+	 * not the container record --container asked for, left undecoded */
+	const char *container_id;
+	const char *pod_uid;
+	bool foreign;
 	struct codemap *cm;
 	struct raw_tap_ctx *tap;	/* raw recordings only */
 	struct jthreads *jts;		/* JavaThreads pushed to the kernel */
@@ -34,6 +39,11 @@ struct proc_state {
 	pid_t attach_child;		/* > 0 while an attach runs */
 	uint64_t attach_start_ns;
 	uint64_t cm_next_try_ns;
+	/* pid reuse and exit (procs__prune) */
+	uint64_t start_time;	/* /proc/PID/stat field 22; 0: unknown */
+	uint64_t gone_ns;	/* seen exited (or its pid reused); 0: alive */
+	uint64_t until_seq;	/* retired: its samples decode before this */
+	uint64_t checked_ns;	/* start time last compared */
 };
 
 struct pipeline {
@@ -53,6 +63,12 @@ struct pipeline {
 	uint64_t raw_seq0;		/* decode_seq of the raw file's first */
 	uint64_t last_update_ns;	/* code maps last caught up */
 	uint64_t last_ktime;		/* newest record time seen */
+	uint64_t last_prune_ns;		/* exited processes last looked for */
+	unsigned int prune_sweeps;
+	size_t queue_peak;		/* records queued, most since a trim */
+	struct proc_state *retired;	/* exited, samples still queued */
+	size_t retired_n, retired_cap;
+	uint64_t first_batch_ns;	/* first samples decoded (warm-up) */
 	/* but for queued and offcpu_*: see pipeline__stats() */
 	struct pipeline_stats stats;
 };
@@ -80,5 +96,8 @@ void procs__update_codemaps(struct pipeline *pl, uint64_t now);
 /* reap finished attaches (all of them, waiting, when block) */
 void procs__reap_attaches(struct pipeline *pl, bool block);
 bool procs__attach_pending(const struct pipeline *pl);
+/* drop exited processes once their last samples are decoded (rate-limited;
+ * called by procs__update_codemaps) */
+void procs__prune(struct pipeline *pl, uint64_t now);
 
 #endif /* ASGST_PIPELINE_INT_H */

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
 #include "jvm/inject.h"
 #include "jvm/jthreads.h"
 #include "output/raw.h"
+#include "profile/container.h"
+#include "profile/filter.h"
 #include "profile/pipeline_int.h"
 #include "symbols/maps.h"
 #include "symbols/symbolize.h"
@@ -26,6 +29,10 @@
 
 #define CODEMAP_RETRY_NS	(1000ull * 1000 * 1000)
 #define PROCS_INIT_CAP		256
+
+/* pruning, below */
+static void proc_note_start(struct proc_state *ps);
+static struct proc_state *procs_retired(struct pipeline *pl, pid_t pid);
 
 static struct proc_state *proc_slot(struct proc_state *tab, size_t cap,
 				    pid_t pid)
@@ -79,6 +86,25 @@ static const char *read_comm(struct strtab *st, pid_t pid)
 	return strtab__intern(st, buf);
 }
 
+/*
+ * The container and pod the process runs in, from its cgroup path: read
+ * once, when the process is first seen. With record --container, another
+ * container's process is foreign: never decoded, its JVM never attached.
+ */
+static void proc_read_container(struct pipeline *pl, struct proc_state *ps)
+{
+	struct container_ids ci;
+
+	if (!container__read_pid(ps->pid, &ci)) {
+		if (ci.id[0])
+			ps->container_id = strtab__intern(pl->st, ci.id);
+		if (ci.pod_uid[0])
+			ps->pod_uid = strtab__intern(pl->st, ci.pod_uid);
+	}
+	ps->foreign = pl->opts.filter &&
+		      !filter__container_ok(pl->opts.filter, ps->container_id);
+}
+
 /* raw recordings keep each code map's bytes as the reader consumed them */
 struct raw_tap_ctx {
 	struct raw_writer *raw;
@@ -123,6 +149,18 @@ static void proc_say_agent_off(struct pipeline *pl, struct proc_state *ps)
 			h->disabled_reason);
 }
 
+/* the JVM's code map lost records: said when it starts, then as it grows */
+static void proc_say_map_loss(struct pipeline *pl, struct proc_state *ps)
+{
+	uint64_t n;
+
+	if (codemap__loss_news(ps->cm, &n) && !pl->opts.quiet)
+		fprintf(stderr, "asgst-bpf: the code map of JVM %d lost %llu "
+			"records (it was full, or a generation was missed): "
+			"code they named decodes as unknown\n", (int)ps->pid,
+			(unsigned long long)n);
+}
+
 static void proc_sync_threads(struct pipeline *pl, struct proc_state *ps)
 {
 	if (!pl->cap || ps->jts || !ps->cm)
@@ -152,6 +190,8 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 		return;
 	}
 	pl->stats.jvms_decoded++;
+	/* dead code is freed once no pending sample can need it */
+	codemap__set_retention(ps->cm, CODEMAP_RETAIN_NS);
 	proc_say_agent_off(pl, ps);
 	proc_sync_threads(pl, ps);
 	if (pl->opts.raw && (ps->tap = malloc(sizeof(*ps->tap)))) {
@@ -229,6 +269,9 @@ struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 {
 	struct proc_state *ps;
 
+	/* an exited process whose samples are still being decoded */
+	if (pl->retired_n && (ps = procs_retired(pl, pid)))
+		return ps;
 	ps = proc_slot(pl->procs, pl->procs_cap, pid);
 	if (ps->used)
 		return ps;
@@ -241,10 +284,14 @@ struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 					    ASGST_COMM_LEN);
 		return ps;
 	}
+	proc_note_start(ps);
 	ps->comm = read_comm(pl->st, pid);
 	if (!ps->comm)
 		ps->comm = strtab__intern_n(pl->st, thread_comm,
 					    ASGST_COMM_LEN);
+	proc_read_container(pl, ps);
+	if (ps->foreign)
+		return ps;
 	/* the sample that brought us here is the next to be queued */
 	if (symbolizer__is_jvm(pl->sz, pid))
 		proc_became_jvm(pl, ps, pl->decode_seq + pl->queue.n);
@@ -254,6 +301,11 @@ struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
 		      uint64_t now)
 {
+	if (ps->foreign)
+		return;
+	/* exited: its pid may name another process by now, leave it be */
+	if (ps->gone_ns)
+		return;
 	if (ps->is_jvm)
 		proc_try_codemap(pl, ps, now);
 	else if (!pl->opts.offline && symbolizer__is_jvm(pl->sz, ps->pid))
@@ -277,7 +329,10 @@ void procs__update_codemaps(struct pipeline *pl, uint64_t now)
 		}
 		if (ps->used && ps->cm)
 			proc_say_agent_off(pl, ps);
+		if (ps->used && ps->cm)
+			proc_say_map_loss(pl, ps);
 	}
+	procs__prune(pl, now);
 }
 
 void procs__free(struct pipeline *pl)
@@ -291,6 +346,38 @@ void procs__free(struct pipeline *pl)
 		jthreads__free(pl->procs[i].jts);
 	}
 	free(pl->procs);
+	for (size_t i = 0; i < pl->retired_n; i++) {
+		jthreads__free(pl->retired[i].jts);
+		codemap__free(pl->retired[i].cm);
+		free(pl->retired[i].tap);
+	}
+	free(pl->retired);
+}
+
+/* what a raw file needs of ps besides its samples: its code map's header
+ * (with write_pos where we stopped), then its comm and maps text */
+static int proc_raw_out(struct pipeline *pl, struct proc_state *ps)
+{
+	const char *text = NULL;
+	size_t len = 0;
+
+	if (ps->cm) {
+		static uint8_t hdr[CM_HEADER_SIZE];
+		struct cm_file_header h = *codemap__header(ps->cm);
+		struct raw_codemap rcm = { .pid = (uint32_t)ps->pid };
+
+		h.write_pos = codemap__pos(ps->cm);
+		memset(hdr, 0, sizeof(hdr));
+		memcpy(hdr, &h, sizeof(h));
+		raw_writer__chunk(pl->opts.raw, RAW_CODEMAP, &rcm, sizeof(rcm),
+				  hdr, sizeof(hdr));
+	}
+	symbolizer__maps_text(pl->sz, ps->pid, &text, &len);
+	/* the file's samples count from its first */
+	return raw_writer__proc(pl->opts.raw, ps->pid, ps->is_jvm,
+				ps->jvm_from_seq > pl->raw_seq0 ?
+				ps->jvm_from_seq - pl->raw_seq0 : 0,
+				ps->comm, text, len);
 }
 
 int pipeline__finish_raw(struct pipeline *pl)
@@ -299,35 +386,367 @@ int pipeline__finish_raw(struct pipeline *pl)
 
 	if (!pl->opts.raw)
 		return 0;
-	for (size_t i = 0; i < pl->procs_cap; i++) {
-		struct proc_state *ps = &pl->procs[i];
-		const char *text = NULL;
-		size_t len = 0;
-
-		if (!ps->used)
-			continue;
-		if (ps->cm) {
-			/* the header last, with write_pos where we stopped */
-			static uint8_t hdr[CM_HEADER_SIZE];
-			struct cm_file_header h = *codemap__header(ps->cm);
-			struct raw_codemap rcm = { .pid = (uint32_t)ps->pid };
-
-			h.write_pos = codemap__pos(ps->cm);
-			memset(hdr, 0, sizeof(hdr));
-			memcpy(hdr, &h, sizeof(h));
-			raw_writer__chunk(pl->opts.raw, RAW_CODEMAP, &rcm,
-					  sizeof(rcm), hdr, sizeof(hdr));
-		}
-		symbolizer__maps_text(pl->sz, ps->pid, &text, &len);
-		/* the file's samples count from its first */
-		rc = raw_writer__proc(pl->opts.raw, ps->pid, ps->is_jvm,
-				      ps->jvm_from_seq > pl->raw_seq0 ?
-				      ps->jvm_from_seq - pl->raw_seq0 : 0,
-				      ps->comm, text, len);
-		if (rc)
-			break;
-	}
+	for (size_t i = 0; i < pl->procs_cap && !rc; i++)
+		if (pl->procs[i].used)
+			rc = proc_raw_out(pl, &pl->procs[i]);
+	/* exited, samples in this file: their maps too */
+	for (size_t i = 0; i < pl->retired_n && !rc; i++)
+		rc = proc_raw_out(pl, &pl->retired[i]);
 	return rc;
+}
+
+/*
+ * Memory bounded by what is alive. A process that has exited, or whose
+ * pid now names another process (its start time differs), is retired: out
+ * of the table, so the pid starts afresh (name, JVM or not, code map,
+ * attach), and out of the sampler's maps, but kept aside until the samples
+ * queued before are decoded (until_seq); then it is dropped with its maps
+ * in the symbolizer. A raw recording gets what it needs of the process
+ * first, as pipeline__finish_raw would have written at the end.
+ */
+#define PRUNE_EVERY_NS		(1000ull * 1000 * 1000)
+#define PRUNE_TARGETS_EVERY	10	/* sweeps */
+
+/*
+ * /proc/PID/stat: field 22, the start time (clock ticks since boot), and
+ * whether the process is a zombie. 0, or -errno (-ENOENT: gone).
+ */
+static int read_start_time(pid_t pid, uint64_t *start, bool *zombie)
+{
+	char path[64], buf[1024], *p, *end;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ENOENT;
+	buf[n] = '\0';
+	/* the comm may hold spaces and parentheses: after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -EINVAL;
+	p += 2;
+	*zombie = *p == 'Z' || *p == 'X';
+	for (field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+		/* a leader that exited before its threads is a zombie too */
+		if (p && field + 1 == 20 && strtol(p, NULL, 10) > 1)
+			*zombie = false;
+	}
+	if (!p)
+		return -EINVAL;
+	*start = strtoull(p, &end, 10);
+	return end == p ? -EINVAL : 0;
+}
+
+/* first sight of a live process: who it is, for telling a reused pid */
+static void proc_note_start(struct proc_state *ps)
+{
+	bool zombie = false;
+
+	if (read_start_time(ps->pid, &ps->start_time, &zombie))
+		ps->start_time = 0;
+	ps->checked_ns = mono_ns();
+}
+
+enum proc_life { PROC_ALIVE, PROC_EXITED, PROC_REUSED };
+
+/* *start: the start time the pid has now */
+static enum proc_life proc_life(struct pipeline *pl, struct proc_state *ps,
+				uint64_t *startp)
+{
+	uint64_t start = 0;
+	bool zombie = false;
+	int rc = read_start_time(ps->pid, &start, &zombie);
+
+	*startp = start;
+	if (rc == -ENOENT || rc == -ESRCH || (!rc && zombie))
+		return PROC_EXITED;
+	if (rc)
+		return PROC_ALIVE;	/* cannot tell: keep it */
+	if (!ps->start_time) {
+		ps->start_time = start;	/* first look failed: this is it */
+		return PROC_ALIVE;
+	}
+	if (start == ps->start_time)
+		return PROC_ALIVE;
+	pl->stats.pid_reuses++;
+	return PROC_REUSED;
+}
+
+/* remove ps from the open-addressing table, moving back the entries of
+ * its probe chain (no tombstones: lookups stay short for days) */
+static void proc_slot_clear(struct pipeline *pl, struct proc_state *ps)
+{
+	size_t mask = pl->procs_cap - 1, i = (size_t)(ps - pl->procs), j = i;
+
+	for (;;) {
+		size_t k;
+
+		j = (j + 1) & mask;
+		if (!pl->procs[j].used)
+			break;
+		k = ((size_t)pl->procs[j].pid * 2654435761u) & mask;
+		/* j stays if its home slot k lies cyclically in (i, j] */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		pl->procs[i] = pl->procs[j];
+		i = j;
+	}
+	memset(&pl->procs[i], 0, sizeof(pl->procs[i]));
+}
+
+/* a process's samples are all decoded: free what it holds */
+static void proc_release(struct pipeline *pl, struct proc_state *ps)
+{
+	bool big = ps->cm;
+
+	if (pl->opts.raw)
+		proc_raw_out(pl, ps);
+	jthreads__free(ps->jts);	/* it follows the code map: first */
+	codemap__free(ps->cm);
+	free(ps->tap);
+	symbolizer__forget(pl->sz, ps->pid);
+	pl->stats.procs_dropped++;
+	/* a JVM's code map and modules are megabytes: give the pages back,
+	 * so the RSS follows what is alive (a JVM exits rarely) */
+	if (big)
+		malloc_trim(0);
+}
+
+static void retired_drop(struct pipeline *pl, size_t i)
+{
+	proc_release(pl, &pl->retired[i]);
+	pl->retired[i] = pl->retired[--pl->retired_n];
+}
+
+/* the retired process pid whose samples are being decoded, if any; one
+ * whose samples are all decoded is dropped on the way */
+static struct proc_state *procs_retired(struct pipeline *pl, pid_t pid)
+{
+	for (size_t i = 0; i < pl->retired_n; i++) {
+		if (pl->retired[i].pid != pid)
+			continue;
+		if (pl->decode_seq < pl->retired[i].until_seq)
+			return &pl->retired[i];
+		retired_drop(pl, i);
+		return NULL;
+	}
+	return NULL;
+}
+
+/* a /proc start time (clock ticks of CLOCK_BOOTTIME) on the sampler's
+ * clock (CLOCK_MONOTONIC) */
+static uint64_t start_to_mono_ns(uint64_t ticks)
+{
+	struct timespec b, m;
+	long hz = sysconf(_SC_CLK_TCK);
+	int64_t off;
+	uint64_t ns;
+
+	if (hz <= 0 || clock_gettime(CLOCK_MONOTONIC, &m) ||
+	    clock_gettime(CLOCK_BOOTTIME, &b))
+		return 0;
+	ns = ticks * (1000000000ull / (uint64_t)hz);
+	/* the time suspended; never below 0 (two reads, not one) */
+	off = ((int64_t)b.tv_sec - (int64_t)m.tv_sec) * 1000000000ll +
+	      (b.tv_nsec - m.tv_nsec);
+	if (off < 0)
+		off = 0;
+	return ns > (uint64_t)off ? ns - (uint64_t)off : 0;
+}
+
+/*
+ * The decode index up to which pid's queued samples are the retired
+ * process's: all queued now, or, when the pid already names a process
+ * started at new_start, those taken before it started.
+ */
+static uint64_t retire_until(struct pipeline *pl, pid_t pid,
+			     uint64_t new_start)
+{
+	uint64_t seq = pl->decode_seq, from = new_start ?
+		start_to_mono_ns(new_start) : 0;
+
+	if (!from)
+		return seq + pl->queue.n;
+	for (const struct queued *q = pl->queue.head; q; q = q->next, seq++) {
+		const struct asgst_sample_hdr *h = (const void *)q->data;
+
+		if (q->len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC &&
+		    (pid_t)h->pid == pid && h->ktime_ns >= from)
+			return seq;
+	}
+	return seq;
+}
+
+static void proc_retire(struct pipeline *pl, struct proc_state *ps,
+			uint64_t new_start)
+{
+	struct proc_state r = *ps;
+
+	r.gone_ns = r.gone_ns ? r.gone_ns : mono_ns();
+	/* the code it wrote before it ended, for its last samples */
+	if (r.cm)
+		codemap__update(r.cm);
+	if (pl->cap)
+		capture__forget(pl->cap, r.pid, r.is_jvm);
+	proc_slot_clear(pl, ps);
+	pl->procs_n--;
+	r.until_seq = retire_until(pl, r.pid, new_start);
+	if (pl->retired_n == pl->retired_cap) {
+		size_t nc = pl->retired_cap ? pl->retired_cap * 2 : 16;
+		struct proc_state *n = realloc(pl->retired, nc * sizeof(*n));
+
+		if (!n) {
+			proc_release(pl, &r);	/* no memory: at once */
+			return;
+		}
+		pl->retired = n;
+		pl->retired_cap = nc;
+	}
+	pl->retired[pl->retired_n++] = r;
+}
+
+/*
+ * The queue grows while an agent is attached (samples held up to 12 s) or
+ * decoding falls behind; once it has drained, its pages go back to the
+ * system, or the RSS would stay at the highest it ever was.
+ */
+#define QUEUE_TRIM_MIN		4096	/* records */
+
+static void procs_trim_queue(struct pipeline *pl)
+{
+	if (pl->queue.n > pl->queue_peak)
+		pl->queue_peak = pl->queue.n;
+	if (pl->queue_peak < QUEUE_TRIM_MIN ||
+	    pl->queue.n > pl->queue_peak / 8)
+		return;
+	pl->queue_peak = pl->queue.n;
+	malloc_trim(0);
+}
+
+static void procs_fill_stats(struct pipeline *pl)
+{
+	struct symbolizer_stats ss;
+
+	symbolizer__stats(pl->sz, &ss);
+	pl->stats.procs_live = pl->procs_n + pl->retired_n;
+	pl->stats.sym_procs = ss.procs;
+	pl->stats.sym_modules = ss.modules;
+	pl->stats.map_errors = capture__map_errors(pl->cap);
+	pl->stats.strtab_bytes = strtab__bytes(pl->st);
+}
+
+/*
+ * Before a batch is decoded: a process with a sample in it that arrived
+ * after its start time was last compared is looked at again, so that a
+ * pid taken over by a new process is seen before the new one's first
+ * sample is decoded (the sweep below comes once a second only).
+ */
+static void procs_check_due(struct pipeline *pl, uint64_t now)
+{
+	for (const struct queued *q = pl->queue.head; q; q = q->next) {
+		const struct asgst_sample_hdr *h = (const void *)q->data;
+		struct proc_state *ps;
+		uint64_t start;
+
+		if (q->arrival_ns + pl->opts.decode_delay_ns > now)
+			break;
+		if (q->len < sizeof(*h) || h->magic != ASGST_SAMPLE_MAGIC)
+			continue;
+		ps = proc_slot(pl->procs, pl->procs_cap, (pid_t)h->pid);
+		/* an exited one too: its pid may have been taken since */
+		if (!ps->used || ps->attach_child > 0 ||
+		    ps->checked_ns >= q->arrival_ns)
+			continue;
+		ps->checked_ns = now;
+		switch (proc_life(pl, ps, &start)) {
+		case PROC_REUSED:
+			proc_retire(pl, ps, start);
+			break;
+		case PROC_EXITED:
+			ps->gone_ns = ps->gone_ns ? ps->gone_ns : now;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+void procs__prune(struct pipeline *pl, uint64_t now)
+{
+	pid_t retire[256];
+	uint64_t starts[256];
+	size_t n;
+
+	if (pl->opts.offline)
+		return;
+	procs_check_due(pl, now);
+	procs_trim_queue(pl);
+	if (now < pl->last_prune_ns + PRUNE_EVERY_NS)
+		goto stats;
+	pl->last_prune_ns = now;
+	/*
+	 * Exited: retired once seen so in an earlier call (the ring buffer
+	 * was drained since: its last records are queued). Reused: at once,
+	 * the new process's samples are coming. Collected, then retired:
+	 * that moves entries in the table.
+	 */
+	do {
+		n = 0;
+		for (size_t i = 0; i < pl->procs_cap && n < 256; i++) {
+			struct proc_state *ps = &pl->procs[i];
+			enum proc_life l;
+			uint64_t start = 0;
+			bool was_gone = ps->gone_ns && ps->gone_ns < now;
+
+			if (!ps->used || ps->attach_child > 0)
+				continue;
+			l = proc_life(pl, ps, &start);
+			if (l == PROC_REUSED || (l != PROC_ALIVE && was_gone)) {
+				starts[n] = l == PROC_REUSED ? start : 0;
+				retire[n++] = ps->pid;
+			} else if (l == PROC_EXITED) {
+				ps->gone_ns = now;
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			proc_retire(pl, proc_slot(pl->procs, pl->procs_cap,
+						  retire[i]), starts[i]);
+	} while (n == 256);
+	for (size_t i = 0; i < pl->retired_n;)
+		if (pl->decode_seq >= pl->retired[i].until_seq)
+			retired_drop(pl, i);
+		else
+			i++;
+	if (pl->cap && ++pl->prune_sweeps % PRUNE_TARGETS_EVERY == 0)
+		capture__prune_targets(pl->cap);
+stats:
+	procs_fill_stats(pl);
+}
+
+/* ps's code map read into raw from now on (NULL: no more) */
+static int proc_set_tap(struct proc_state *ps, struct raw_writer *raw)
+{
+	if (!ps->cm)
+		return 0;
+	if (!raw) {
+		codemap__set_tap(ps->cm, NULL, NULL);
+		return 0;
+	}
+	if (!ps->tap && !(ps->tap = malloc(sizeof(*ps->tap))))
+		return -ENOMEM;
+	ps->tap->raw = raw;
+	ps->tap->pid = ps->pid;
+	/* the map as read so far, then what is read next */
+	return codemap__set_tap(ps->cm, raw_tap, ps->tap);
 }
 
 int pipeline__set_raw(struct pipeline *pl, struct raw_writer *raw)
@@ -336,24 +755,12 @@ int pipeline__set_raw(struct pipeline *pl, struct raw_writer *raw)
 
 	pl->opts.raw = raw;
 	pl->raw_seq0 = pl->decode_seq;
-	for (size_t i = 0; i < pl->procs_cap; i++) {
-		struct proc_state *ps = &pl->procs[i];
-
-		if (!ps->used || !ps->cm)
-			continue;
-		if (!raw) {
-			codemap__set_tap(ps->cm, NULL, NULL);
-			continue;
-		}
-		if (!ps->tap && !(ps->tap = malloc(sizeof(*ps->tap)))) {
-			rc = -ENOMEM;
-			continue;
-		}
-		ps->tap->raw = raw;
-		ps->tap->pid = ps->pid;
-		/* the map as read so far, then what is read next */
-		rc = codemap__set_tap(ps->cm, raw_tap, ps->tap) ?: rc;
-	}
+	for (size_t i = 0; i < pl->procs_cap; i++)
+		if (pl->procs[i].used)
+			rc = proc_set_tap(&pl->procs[i], raw) ?: rc;
+	/* exited processes whose last samples go to the new file */
+	for (size_t i = 0; i < pl->retired_n; i++)
+		rc = proc_set_tap(&pl->retired[i], raw) ?: rc;
 	return rc;
 }
 

@@ -25,7 +25,15 @@ struct profile {
 	size_t cap_stacks;
 	uint32_t *slots;	/* index + 1, 0 = empty */
 	size_t nslots;		/* power of two */
+	struct icache_ent *icache;	/* see intern(); NULL until needed */
 };
+
+/* a string pointer as added, and its interned copy */
+struct icache_ent {
+	const char *src, *dst;
+};
+
+#define ICACHE_SLOTS	4096	/* direct-mapped, 64 KiB */
 
 struct profile *profile__new(void)
 {
@@ -52,6 +60,7 @@ void profile__free(struct profile *p)
 	free(p->stacks);
 	free(p->hashes);
 	free(p->slots);
+	free(p->icache);
 	strtab__free(p->strtab);
 	free(p);
 }
@@ -133,6 +142,30 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
 
 #define PTR(x) ((uint64_t)(uintptr_t)(x))
 
+/*
+ * A frame's fields folded by independent multiplies (one serial mix a
+ * frame, not one a field: stacks are deep and this runs for every
+ * sample); equality is checked in full (frame_eq).
+ */
+static inline uint64_t frame_hash(const struct frame *f)
+{
+	uint64_t a = (uint64_t)f->type << 56 |
+		     (uint64_t)(uint8_t)f->comp_level << 48 |
+		     (uint64_t)f->flags << 32 | (uint32_t)f->bci;
+
+	return a * 0x9e3779b97f4a7c15ull +
+	       ((uint64_t)(uint32_t)f->line ^ PTR(f->reason)) *
+	       0xc2b2ae3d27d4eb4full +
+	       (f->pc ^ f->code_pc << 1) * 0x165667b19e3779f9ull +
+	       f->offset * 0xd6e8feb86659fd93ull +
+	       PTR(f->symbol) * 0xff51afd7ed558ccdull +
+	       PTR(f->module) * 0xc4ceb9fe1a85ec53ull +
+	       PTR(f->klass) * 0x87c37b91114253d5ull +
+	       PTR(f->method) * 0x4cf5ad432745937full +
+	       (PTR(f->signature) ^ PTR(f->source) << 1) *
+	       0x52dce729da3ed4f5ull;
+}
+
 /* t's strings must already be interned in p->strtab */
 static uint64_t trace_hash(const struct trace *t)
 {
@@ -144,20 +177,10 @@ static uint64_t trace_hash(const struct trace *t)
 	h = mix(h, (uint64_t)t->state << 56 | (uint64_t)t->event << 48 |
 		   (uint64_t)t->flags << 32 | (uint32_t)t->jvmti_state);
 	h = mix(h, PTR(t->error_name));
+	h = mix(h, PTR(t->container_id) ^ PTR(t->pod_uid) << 1);
 	h = mix(h, t->nframes);
-	for (uint32_t i = 0; i < t->nframes; i++) {
-		const struct frame *f = &t->frames[i];
-
-		h = mix(h, (uint64_t)f->type << 56 | (uint64_t)(uint8_t)f->comp_level << 48 |
-			   (uint64_t)f->flags << 32 | (uint32_t)f->bci);
-		h = mix(h, (uint32_t)f->line);
-		h = mix(h, f->pc ^ f->code_pc << 1);
-		h = mix(h, f->offset);
-		h = mix(h, PTR(f->symbol) ^ PTR(f->module) << 1);
-		h = mix(h, PTR(f->klass) ^ PTR(f->method) << 1);
-		h = mix(h, PTR(f->signature) ^ PTR(f->source) << 1);
-		h = mix(h, PTR(f->reason));
-	}
+	for (uint32_t i = 0; i < t->nframes; i++)
+		h = mix(h, frame_hash(&t->frames[i]));
 	return h;
 }
 
@@ -180,6 +203,7 @@ static bool trace_eq(const struct trace *a, const struct trace *b)
 	    a->state != b->state || a->event != b->event ||
 	    a->flags != b->flags || a->jvmti_state != b->jvmti_state ||
 	    a->error != b->error || a->error_name != b->error_name ||
+	    a->container_id != b->container_id || a->pod_uid != b->pod_uid ||
 	    a->nframes != b->nframes)
 		return false;
 	for (uint32_t i = 0; i < a->nframes; i++)
@@ -188,13 +212,42 @@ static bool trace_eq(const struct trace *a, const struct trace *b)
 	return true;
 }
 
-/* intern s; false when s was non-NULL and interning failed */
-static bool intern(struct strtab *st, const char **s)
+/*
+ * Intern s; false when s was non-NULL and interning failed. A sample's
+ * strings are mostly the same pointers as the last sample's (the decoder's
+ * and symbolizer's interned names, the code map's), so a cache by pointer
+ * spares hashing every byte of every name of every frame. A hit is
+ * trusted only when the pointer is one of the strtab's own strings (never
+ * freed while the profile lives) or still holds the same bytes: a code
+ * map's freed name whose address came back is caught by the strcmp.
+ */
+static bool intern(struct profile *p, const char **s)
 {
-	if (!*s)
+	const char *src = *s, *dst;
+	struct icache_ent *e = NULL;
+
+	if (!src)
 		return true;
-	*s = strtab__intern(st, *s);
-	return *s != NULL;
+	if (!p->icache)
+		p->icache = calloc(ICACHE_SLOTS, sizeof(*p->icache));
+	if (p->icache) {
+		uint64_t h = (uint64_t)(uintptr_t)src * 0x9e3779b97f4a7c15ull;
+
+		e = &p->icache[(h >> 40) & (ICACHE_SLOTS - 1)];
+		if (e->src == src && (e->dst == src || !strcmp(src, e->dst))) {
+			*s = e->dst;
+			return true;
+		}
+	}
+	dst = strtab__intern(p->strtab, src);
+	if (!dst)
+		return false;
+	if (e) {
+		e->src = src;
+		e->dst = dst;
+	}
+	*s = dst;
+	return true;
 }
 
 static int profile__rehash(struct profile *p)
@@ -238,16 +291,18 @@ int profile__add(struct profile *p, const struct trace *t, uint64_t count,
 	if (key.nframes)
 		memcpy(frames, t->frames, key.nframes * sizeof(*frames));
 	key.frames = frames;
-	if (!intern(p->strtab, &key.comm) || !intern(p->strtab, &key.thread) ||
-	    !intern(p->strtab, &key.error_name))
+	if (!intern(p, &key.comm) || !intern(p, &key.thread) ||
+	    !intern(p, &key.error_name) ||
+	    !intern(p, &key.container_id) ||
+	    !intern(p, &key.pod_uid))
 		goto cleanup;
 	for (uint32_t i = 0; i < key.nframes; i++) {
 		struct frame *f = &frames[i];
 
-		if (!intern(p->strtab, &f->symbol) || !intern(p->strtab, &f->module) ||
-		    !intern(p->strtab, &f->klass) || !intern(p->strtab, &f->method) ||
-		    !intern(p->strtab, &f->signature) || !intern(p->strtab, &f->source) ||
-		    !intern(p->strtab, &f->reason))
+		if (!intern(p, &f->symbol) || !intern(p, &f->module) ||
+		    !intern(p, &f->klass) || !intern(p, &f->method) ||
+		    !intern(p, &f->signature) || !intern(p, &f->source) ||
+		    !intern(p, &f->reason))
 			goto cleanup;
 	}
 

@@ -29,6 +29,9 @@ struct queue {
 
 /* a copy of a record, not queued yet; NULL when out of memory */
 struct queued *queued__new(const void *data, size_t len);
+/* the same of a record in two pieces: a then b */
+struct queued *queued__new2(const void *a, size_t alen, const void *b,
+			    size_t blen);
 
 static inline struct asgst_sample_hdr *queued__hdr(struct queued *q)
 {

@@ -27,6 +27,7 @@
 #include "symbols/elf_symbols.h"
 #include "symbols/kallsyms.h"
 #include "symbols/maps.h"
+#include "symbols/perfmap.h"
 #include "util/safe_open.h"
 #include "util/strtab.h"
 #include "symbols/cfi.h"
@@ -46,6 +47,8 @@ struct module {
 	struct cfi_table *cfi;		/* NULL: no usable CFI */
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
+	size_t refs;			/* mappings of cached processes */
+	uint64_t idle_since;		/* symbolizer__forget's clock */
 };
 
 struct devino {
@@ -72,6 +75,7 @@ struct proc {
 	size_t nmaps;
 	char *maps_text;		/* the text the maps were parsed from */
 	size_t maps_len;
+	struct perfmap *jit;		/* JIT symbols, from the first need */
 };
 
 struct symbolizer {
@@ -90,6 +94,7 @@ struct symbolizer {
 	bool ks_tried;
 	struct symbolizer_stats stats;
 	struct cfi_cache *cfi_cache;	/* rows by (module, pc), bounded */
+	struct sym_cache *sym_cache;	/* names by (module, pc): see below */
 };
 
 static uint64_t now_ns(void)
@@ -111,6 +116,19 @@ struct symbolizer *symbolizer__new(struct strtab *st)
 		return NULL;
 	sz->st = st;
 	return sz;
+}
+
+/* module references of a process's mappings (see symbolizer__forget) */
+static void maps_hold(struct pmap *pm, size_t n, bool hold)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!pm[i].mod)
+			continue;
+		if (hold)
+			pm[i].mod->refs++;
+		else if (pm[i].mod->refs)
+			pm[i].mod->refs--;
+	}
 }
 
 static void free_proc_maps(struct proc *p)
@@ -135,6 +153,7 @@ void symbolizer__free(struct symbolizer *sz)
 		for (; p; p = n) {
 			n = p->next;
 			free_proc_maps(p);
+			perfmap__free(p->jit);
 			free(p);
 		}
 	}
@@ -156,6 +175,7 @@ void symbolizer__free(struct symbolizer *sz)
 	}
 	kallsyms__free(sz->ks);
 	cfi_cache__free(sz->cfi_cache);
+	free(sz->sym_cache);
 	free(sz->debug_root);
 	free(sz->kallsyms_path);
 	free(sz);
@@ -537,6 +557,9 @@ static int proc_load(struct symbolizer *sz, struct proc *p, char *text,
 				break;
 			}
 	}
+	/* the new maps hold their modules before the old ones let go */
+	maps_hold(pm, n, true);
+	maps_hold(p->maps, p->nmaps, false);
 	free_proc_maps(p);
 	p->maps = pm;
 	p->nmaps = n;
@@ -720,11 +743,130 @@ static const char *display_name(struct symbolizer *sz, struct elf_module *elf,
 	return raw;
 }
 
+/* the process's jitdump as its maps show it ("jit-PID.dump"), or NULL */
+static const char *jitdump_path(const struct proc *p)
+{
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const char *b, *path = p->maps[i].m.path;
+		size_t n;
+
+		if (!path || path[0] != '/')
+			continue;
+		b = basename_of(path);
+		n = strlen(b);
+		if (n > 9 && !strncmp(b, "jit-", 4) && !strcmp(b + n - 5, ".dump") &&
+		    strspn(b + 4, "0123456789") == n - 9)
+			return path;
+	}
+	return NULL;
+}
+
+/*
+ * A pc in anonymous memory, in a file that is no ELF module, or in no
+ * mapping: JIT code the process may have named in its perf map or
+ * jitdump (perfmap.c). Read again, rate-limited, when the pc is not there
+ * yet. -ENOENT leaves out as it was: unknown JIT code stays a pc.
+ */
+static int native_jit(struct symbolizer *sz, pid_t pid, uint64_t pc,
+		      struct frame *out)
+{
+	struct proc *p = proc_get(sz, pid, false);
+	const char *name, *file = NULL;
+
+	if (!p || p->offline)
+		return -ENOENT;
+	if (!p->jit && !(p->jit = perfmap__new(pid)))
+		return -ENOENT;
+	name = perfmap__find(p->jit, pc, &file);
+	if (!name && !p->gone && perfmap__due(p->jit)) {
+		perfmap__refresh(p->jit, -1, jitdump_path(p));
+		name = perfmap__find(p->jit, pc, &file);
+	}
+	if (!name)
+		return -ENOENT;
+	out->symbol = strtab__intern(sz->st, name);
+	out->module = file ? strtab__intern(sz->st, file) : NULL;
+	out->offset = pc;	/* a JIT map's addresses are the pcs */
+	return out->symbol ? 0 : -ENOENT;
+}
+
+/*
+ * Names already resolved, by (ELF module, file offset) and by kernel pc:
+ * the same few thousand pcs come back sample after sample, and a binary
+ * search over libjvm's symbols (or the kernel's) is a cache miss at each
+ * step. Direct-mapped and bounded; a slot holds the last pc that fell in
+ * it. A module freed (symbolizer__forget) may leave its address to
+ * another: the module entries are dropped whenever modules_freed moves.
+ */
+#define SYM_CACHE_SLOTS	4096
+
+struct sym_cache_native {
+	const struct elf_module *elf;	/* NULL: empty */
+	uint64_t off;
+	const char *symbol;		/* NULL: no symbol there */
+};
+
+struct sym_cache_kernel {
+	uint64_t pc;			/* 0: empty */
+	const char *symbol, *module;
+	uint64_t off;
+};
+
+struct sym_cache {
+	size_t modules_freed;		/* sz->stats's when filled */
+	struct sym_cache_native native[SYM_CACHE_SLOTS];
+	struct sym_cache_kernel kernel[SYM_CACHE_SLOTS];
+};
+
+static struct sym_cache *sym_cache_get(struct symbolizer *sz)
+{
+	struct sym_cache *c = sz->sym_cache;
+
+	if (!c && (c = sz->sym_cache = calloc(1, sizeof(*c))))
+		c->modules_freed = sz->stats.modules_freed;
+	if (c && c->modules_freed != sz->stats.modules_freed) {
+		memset(c->native, 0, sizeof(c->native));
+		c->modules_freed = sz->stats.modules_freed;
+	}
+	return c;
+}
+
+static size_t sym_cache_slot(uint64_t a, uint64_t b)
+{
+	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+
+	return (h >> 40) & (SYM_CACHE_SLOTS - 1);
+}
+
+/* symbol of offset off in elf: the cache's, else looked up and kept */
+static const char *native_name(struct symbolizer *sz, struct elf_module *elf,
+			       uint64_t off)
+{
+	struct sym_cache *c = sym_cache_get(sz);
+	struct sym_cache_native *e = NULL;
+	const char *name = NULL;
+	long idx;
+
+	if (c) {
+		e = &c->native[sym_cache_slot((uintptr_t)elf, off)];
+		if (e->elf == elf && e->off == off)
+			return e->symbol;
+	}
+	idx = elf_module__lookup(elf, off);
+	if (idx >= 0)
+		name = display_name(sz, elf, idx);
+	if (e) {
+		e->elf = elf;
+		e->off = off;
+		e->symbol = name;
+	}
+	return name;
+}
+
 int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		       struct frame *out)
 {
 	struct pmap *m;
-	long idx;
 
 	out->symbol = NULL;
 	out->module = NULL;
@@ -733,17 +875,14 @@ int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		return -ENOENT;
 	m = find_pmap(sz, pid, pc);
 	if (!m)
-		return -ENOENT;
+		return native_jit(sz, pid, pc, out);
 	out->module = m->m.path;
 	out->offset = pc - m->m.bias;
 	if (m->m.is_jvm)
 		out->flags |= FRAME_F_JVM_CPP;
 	if (!m->mod || !m->mod->elf)
-		return -ENOENT;
-	idx = elf_module__lookup(m->mod->elf, out->offset);
-	if (idx < 0)
-		return -ENOENT;
-	out->symbol = display_name(sz, m->mod->elf, idx);
+		return native_jit(sz, pid, pc, out);
+	out->symbol = native_name(sz, m->mod->elf, out->offset);
 	return out->symbol ? 0 : -ENOENT;
 }
 
@@ -764,16 +903,51 @@ int symbolizer__cfi(struct symbolizer *sz, pid_t pid, uint64_t pc,
 	return cfi_cache__find(sz->cfi_cache, m->mod->cfi, pc - m->m.bias, row);
 }
 
-int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out)
+/* a kernel pc's name, module and offset: the cache's, else looked up */
+static int kernel_name(struct symbolizer *sz, uint64_t pc, struct frame *out)
 {
+	struct sym_cache *c = sym_cache_get(sz);
+	struct sym_cache_kernel *e = NULL;
 	const char *name, *mod = NULL;
 	uint64_t off = 0;
 
+	if (c) {
+		e = &c->kernel[sym_cache_slot(pc, 0)];
+		if (e->pc == pc && pc) {
+			if (!e->symbol)
+				return -ENOENT;
+			out->symbol = e->symbol;
+			out->module = e->module;
+			out->offset = e->off;
+			return 0;
+		}
+	}
+	name = kallsyms__lookup(sz->ks, pc, &off, &mod);
+	if (name) {
+		out->symbol = strtab__intern(sz->st, name);
+		out->module = mod ? strtab__intern(sz->st, mod) : NULL;
+		out->offset = off;
+	}
+	if (e && (!name || out->symbol)) {
+		e->pc = pc;
+		e->symbol = out->symbol;
+		e->module = name ? out->module : NULL;
+		e->off = name ? off : 0;
+	}
+	return out->symbol ? 0 : -ENOENT;
+}
+
+int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out)
+{
 	out->symbol = NULL;
 	if (!sz)
 		return -ENOENT;
 	if (!sz->ks_tried) {
 		sz->ks_tried = true;
+		/* another table (symbolizer__set_kallsyms_path): other names */
+		if (sz->sym_cache)
+			memset(sz->sym_cache->kernel, 0,
+			       sizeof(sz->sym_cache->kernel));
 		sz->ks = kallsyms__load(sz->kallsyms_path);
 		if (!sz->ks)
 			fprintf(stderr, "warning: cannot read %s (%s): kernel frames will not be symbolized\n",
@@ -782,11 +956,129 @@ int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out)
 		else if (kallsyms__restricted(sz->ks))
 			fprintf(stderr, "warning: kernel symbols unavailable (addresses hidden by kernel.kptr_restrict; run as root or set it to 0)\n");
 	}
-	name = kallsyms__lookup(sz->ks, pc, &off, &mod);
-	if (!name)
-		return -ENOENT;
-	out->symbol = strtab__intern(sz->st, name);
-	out->module = mod ? strtab__intern(sz->st, mod) : NULL;
-	out->offset = off;
-	return out->symbol ? 0 : -ENOENT;
+	return kernel_name(sz, pc, out);
+}
+
+/*
+ * Forgetting exited processes (symbolizer__forget). A module is held by
+ * the mappings of the processes cached (module->refs); one no process maps
+ * any more stays for a while, in case the same program runs again (a shell
+ * loop of short commands), but at most MOD_IDLE_MAX of them and
+ * MOD_IDLE_BYTES of their tables: the longest idle are freed first.
+ */
+#define MOD_IDLE_MAX	32
+#define MOD_IDLE_BYTES	(4u << 20)	/* of symbol tables and CFI */
+
+/* about what a module's tables take (a symbol: its entry and name) */
+static size_t module_cost(const struct module *m)
+{
+	return (m->elf ? elf_module__nsyms(m->elf) * 64 : 0) +
+	       (m->cfi ? cfi_table__bytes(m->cfi) : 0) + sizeof(*m);
+}
+
+static void module_unlink(struct symbolizer *sz, struct module *m)
+{
+	struct module **pp;
+
+	for (pp = &sz->modules; *pp; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+	if (m->build_id_len) {
+		uint32_t h = 0;
+
+		for (size_t i = 0; i < m->build_id_len; i++)
+			h = h * 31 + m->build_id[i];
+		pp = &sz->bids[h % MOD_BUCKETS];
+		for (; *pp; pp = &(*pp)->bid_next)
+			if (*pp == m) {
+				*pp = m->bid_next;
+				break;
+			}
+	}
+	/* the files that led to it lead nowhere now: looked up again */
+	for (size_t i = 0; i < MOD_BUCKETS; i++) {
+		struct devino **dp = &sz->devinos[i];
+
+		while (*dp) {
+			struct devino *d = *dp;
+
+			if (d->mod == m) {
+				*dp = d->next;
+				free(d);
+			} else {
+				dp = &d->next;
+			}
+		}
+	}
+}
+
+static void module_destroy(struct symbolizer *sz, struct module *m)
+{
+	module_unlink(sz, m);
+	if (m->cfi) {
+		size_t b = cfi_table__bytes(m->cfi);
+
+		sz->stats.cfi_modules -= sz->stats.cfi_modules ? 1 : 0;
+		sz->stats.cfi_bytes -= sz->stats.cfi_bytes >= b ?
+				       b : sz->stats.cfi_bytes;
+		cfi_table__free(m->cfi);
+	}
+	elf_module__free(m->elf);
+	free(m);
+	sz->nmodules--;
+	sz->stats.modules_freed++;
+}
+
+/* idle modules over MOD_IDLE_MAX or MOD_IDLE_BYTES freed, the longest
+ * idle first */
+static void modules_trim(struct symbolizer *sz)
+{
+	uint64_t now = now_ns();
+
+	for (;;) {
+		struct module *m, *oldest = NULL;
+		size_t idle = 0, bytes = 0;
+
+		for (m = sz->modules; m; m = m->next) {
+			if (m->refs || m == sz->vdso)
+				continue;
+			if (!m->idle_since)
+				m->idle_since = now;
+			idle++;
+			bytes += module_cost(m);
+			if (!oldest || m->idle_since < oldest->idle_since)
+				oldest = m;
+		}
+		if (idle <= MOD_IDLE_MAX && bytes <= MOD_IDLE_BYTES)
+			break;
+		module_destroy(sz, oldest);
+	}
+	/* held again since: idle from the next time they are let go */
+	for (struct module *m = sz->modules; m; m = m->next)
+		if (m->refs)
+			m->idle_since = 0;
+}
+
+void symbolizer__forget(struct symbolizer *sz, pid_t pid)
+{
+	struct proc **pp, *p;
+
+	if (!sz)
+		return;
+	pp = &sz->procs[hash64((uint64_t)pid) % PROC_BUCKETS];
+	for (; (p = *pp); pp = &p->next)
+		if (p->pid == pid)
+			break;
+	if (!p)
+		return;
+	*pp = p->next;
+	maps_hold(p->maps, p->nmaps, false);
+	free_proc_maps(p);
+	perfmap__free(p->jit);
+	free(p);
+	sz->stats.procs -= sz->stats.procs ? 1 : 0;
+	sz->stats.procs_forgotten++;
+	modules_trim(sz);
 }

@@ -3,11 +3,14 @@
  * Native and kernel symbolization. A struct symbolizer owns:
  *  - a per-process cache (pid -> its /proc/PID/maps, read through
  *    /proc/PID/root for containers), refreshed when a pc falls into no known
- *    mapping; a process that exits keeps its last state;
+ *    mapping; a process that exits keeps its last state until
+ *    symbolizer__forget;
  *  - a module cache keyed by build-id (else dev+inode) with each module's
  *    ELF symbols (.symtab, .dynsym, debug file by build-id under
  *    /usr/lib/debug/.build-id/, .gnu_debuglink), C++ names demangled;
- *  - the kernel symbols from /proc/kallsyms.
+ *  - the kernel symbols from /proc/kallsyms;
+ *  - per process, the JIT symbols of code in anonymous memory (or in no ELF
+ *    file) from its /tmp/perf-PID.map and jitdump (perfmap.h).
  * Strings it hands out are interned in the strtab given at creation.
  */
 #ifndef ASGST_SYMBOLIZE_H
@@ -73,6 +76,12 @@ int symbolizer__maps_text(struct symbolizer *sz, pid_t pid, const char **text,
  * their host paths, /proc never read for it */
 int symbolizer__add_offline(struct symbolizer *sz, pid_t pid, const char *text,
 			    size_t len);
+/*
+ * pid has exited and its last samples are decoded: drop its maps (a later
+ * call for pid reads /proc again, as for a new process). Modules no cached
+ * process maps any more are freed, but for a bounded number kept idle.
+ */
+void symbolizer__forget(struct symbolizer *sz, pid_t pid);
 
 /*
  * Additions (symbolize helper): where separate debug files are looked up
@@ -88,12 +97,14 @@ size_t symbolizer__nmodules(const struct symbolizer *sz);
 /* how module files were reached (summary lines, tests) */
 struct symbolizer_stats {
 	size_t modules;		/* distinct modules (build-id, else file) */
-	size_t procs;		/* processes with cached maps */
+	size_t procs;		/* processes with cached maps now */
 	size_t open_root;	/* opened via /proc/PID/root (openat2) */
 	size_t open_map_files;	/* via /proc/PID/map_files fallback */
 	size_t open_failed;	/* unreachable: pcs shown as module+0xoff */
 	size_t debug_refused;	/* debug files refused (FIFO, device, size) */
 	size_t map_reads;	/* /proc/PID/maps reads */
+	size_t procs_forgotten;	/* dropped by symbolizer__forget */
+	size_t modules_freed;	/* no process mapped them any more */
 	size_t cfi_modules;	/* modules with call-frame information */
 	size_t cfi_bytes;	/* CFI sections kept in memory */
 	uint64_t cfi_hits;	/* CFI rows found in the row cache */

@@ -1,0 +1,156 @@
+#!/bin/sh
+# make bench: the live cost of a sample, what the recorder spends, at
+# 999 Hz: its own CPU a sample (getrusage: user + system, all its work,
+# over the whole run and in the steady state after the warm-up), the
+# decode's CPU a sample, and the in-kernel cost (bpf_stats), from
+# record --stats. Configurations, interleaved, ROUNDS of each (median and
+# min-max spread):
+#   native  the baseline: native_chain, 2 busy threads, record -p
+#   jvm     tests/workloads/Chain.java (2 busy threads), warmed up, agent
+#           attached before the first measured run, record -p
+#   churn   record -a --no-attach (the JVMs of others on the host are left
+#           alone) while churn starts 50 processes a second (each a new
+#           exec: new maps and modules, a process to drop once it exits)
+#   base    (BENCH_BASE=/path/to/another/asgst-bpf) the JVM run with that
+#           binary, for a before/after in the same run
+# Then the replay of a raw recording of the JVM (report -i, its whole CPU a
+# sample) and bench_decode (the decoder alone on captured samples) beside
+# the live decode figure.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+A="$BUILD/asgst-bpf"
+WL="$BUILD/workloads"
+BASE=${BENCH_BASE:-}
+T=$(mktemp -d /tmp/asgst-bench-live.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$T"' EXIT
+ROUNDS=${ROUNDS:-3}
+SECS=${LIVE_SECS:-15}
+[ "${BENCH_QUICK:-}" = 1 ] && { ROUNDS=1; SECS=6; }
+[ "$(id -u)" -eq 0 ] || { echo "bench_live: needs root"; exit 1; }
+JAVA=${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+
+stat_field() { sed -n "s/.*[ :]$2=\([0-9.]*\).*/\1/p" "$1" | head -n 1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+med() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+spread() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "%s-%s", a[1], a[NR]}'; }
+# the summary line: "asgst-bpf: N samples, M lost, ..."
+summary() { sed -n "s/^asgst-bpf: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 \2/p" "$1" | tail -n 1; }
+
+# one run of configuration $1 ($2: the binary), its figures appended
+FIELDS="recorder_cpu_ns_per_sample steady_cpu_ns_per_sample decode_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample"
+one() {
+	c=$1; bin=$2; shift 2
+	"$bin" record -q --stats -F 999 -d "$SECS" -o "$T/$c.json" "$@" \
+		2> "$T/$c.err"
+	for f in $FIELDS; do
+		v=$(stat_field "$T/$c.err" $f)
+		eval "${c}_$f=\"\${${c}_$f:-} $v\""
+	done
+	s=$(summary "$T/$c.err")
+	eval "${c}_samples=\"\${${c}_samples:-} ${s% *}\"; ${c}_lost=\"\${${c}_lost:-} ${s#* }\""
+	# what the run spent beyond its samples at the steady cost and its
+	# outputs: the start-up
+	o=$(stat_field "$T/$c.err" output_cpu_ns)
+	v=$(awk -v a="$(stat_field "$T/$c.err" recorder_cpu_ns)" -v o="$o" \
+		-v s="$(stat_field "$T/$c.err" steady_cpu_ns_per_sample)" \
+		-v n="$(stat_field "$T/$c.err" records)" \
+		'BEGIN { printf "%d", (a - o - s * n) / 1e6 }')
+	eval "${c}_fixed=\"\${${c}_fixed:-} $v\"; ${c}_out=\"\${${c}_out:-} $((o / 1000000))\""
+}
+
+jpid=""
+if [ -x "$JAVA" ] && [ -d "$WL/classes" ]; then
+	"$JAVA" -cp "$WL/classes" Chain $((ROUNDS * (SECS + 4) * 4 + 60)) \
+		> "$T/jvm.out" &
+	jpid=$!
+	i=0
+	while ! grep -q READY "$T/jvm.out" 2>/dev/null && [ $i -lt 300 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	# the agent attached and the JIT warm before anything is measured
+	"$A" record -q -F 999 -p $jpid -d 4 -o "$T/warm.json" 2> /dev/null
+else
+	echo "  JVM: skipped (no JDK 17 at $JAVA)"
+fi
+
+CONFS="native churn"
+[ -n "$jpid" ] && CONFS="native jvm churn"
+[ -n "$jpid" ] && [ -n "$BASE" ] && [ -x "$BASE" ] && CONFS="$CONFS base"
+echo "== live cost at 999 Hz: $CONFS, $ROUNDS rounds of ${SECS}s, interleaved"
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	for c in $CONFS; do
+		case $c in
+		native)
+			"$WL/native_chain" $((SECS + 3)) 2 > /dev/null &
+			p=$!
+			sleep 0.3
+			one native "$A" -p $p
+			wait $p ;;
+		jvm)	one jvm "$A" -p $jpid ;;
+		base)	one base "$BASE" -p $jpid ;;
+		churn)
+			"$WL/churn" 50 $((SECS + 3)) > /dev/null &
+			p=$!
+			sleep 0.3
+			one churn "$A" -a --no-attach
+			wait $p ;;
+		esac
+	done
+	r=$((r + 1))
+done
+
+# a figure of configuration c: "median (min-max)"
+fig() { eval "v=\"\$${1}_$2\""; echo "$(echo $v | med) ($(echo $v | spread))"; }
+figm() { eval "v=\"\$${1}_$2\""; echo $v | med; }
+for c in $CONFS; do
+	echo "  $c: samples $(fig $c samples), lost $(fig $c lost)"
+	echo "    recorder CPU ns/sample: whole run $(fig $c recorder_cpu_ns_per_sample), steady $(fig $c steady_cpu_ns_per_sample); start-up $(fig $c fixed) ms, writing the outputs $(fig $c out) ms"
+	echo "    decode CPU ns/sample: whole run $(fig $c decode_cpu_ns_per_sample), steady $(fig $c steady_decode_cpu_ns_per_sample)"
+	echo "    in-kernel ns/sample: $(fig $c bpf_ns_per_sample)"
+done
+for c in $CONFS; do
+	[ $c = native ] && continue
+	printf "  %s / native (baseline 1.00):" $c
+	for f in recorder_cpu_ns_per_sample steady_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample; do
+		printf " %s %s" "${f%_ns_per_sample}" \
+			"$(ratio "$(figm $c $f)" "$(figm native $f)")"
+	done
+	echo
+done
+if [ -n "$BASE" ] && [ -n "$jpid" ] && [ -x "$BASE" ]; then
+	printf "  jvm / base (%s, baseline 1.00):" "$BASE"
+	for f in recorder_cpu_ns_per_sample steady_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample; do
+		printf " %s %s" "${f%_ns_per_sample}" \
+			"$(ratio "$(figm jvm $f)" "$(figm base $f)")"
+	done
+	echo
+fi
+
+[ -n "$jpid" ] || exit 0
+echo "== replay against live: the JVM recorded raw (${SECS}s), decoded again by report"
+"$A" record -q --stats -F 999 -p $jpid -d "$SECS" -o "$T/r.asgst" \
+	-o "$T/live.json" 2> "$T/r.err"
+n=$(summary "$T/r.err"); n=${n% *}
+# the report's own CPU, user + system, from getrusage of its parent
+rep=$(python3 -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,
+               stderr=subprocess.DEVNULL, check=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(int((r.ru_utime + r.ru_stime) * 1e9))' "$A" report -i "$T/r.asgst" \
+	-o "$T/replay.json")
+live=$(stat_field "$T/r.err" steady_decode_cpu_ns_per_sample)
+lrec=$(stat_field "$T/r.err" recorder_cpu_ns_per_sample)
+echo "  live (with the raw file written): recorder ${lrec} ns/sample, decode ${live} ns/sample (steady) over $n samples"
+echo "  replay: report -i, whole process $(awk -v a="$rep" -v n="$n" 'BEGIN { if (n > 0) printf "%d", a / n; else print "n/a" }') ns/sample (ratio to the live recorder $(ratio "$(awk -v a="$rep" -v n="$n" 'BEGIN { if (n > 0) print a / n }')" "$lrec"))"
+if [ -x "$BUILD/bench/bench_decode" ]; then
+	d=$(cd "$TOP" && "$BUILD/bench/bench_decode" tests/data/decode 50000 |
+		sed -n 's/.*median \([0-9]*\) ns.*/\1/p')
+	echo "  replay: bench_decode (decoder alone, captured samples) median ${d} ns/sample; live steady decode / bench_decode $(ratio "$live" "$d")"
+fi
+kill $jpid 2>/dev/null
+wait $jpid 2>/dev/null
+exit 0
