@@ -18,23 +18,9 @@
 
 #include "symbols/cfi.h"
 #include "symbols/elf_symbols.h"
+#include "bench/bench_util.h"
 
 #define MAX_ROUNDS	31
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static uint64_t median(uint64_t *v, int n)
 {

@@ -39,22 +39,30 @@ struct cfi_table {
 
 static uint64_t next_id = 1;
 
+/* the next named section after scn (NULL: from the first), NULL at the end */
+static Elf_Scn *scn_next(Elf *e, size_t shstrndx, Elf_Scn *scn, GElf_Shdr *sh,
+			 const char **name)
+{
+	while ((scn = elf_nextscn(e, scn))) {
+		if (gelf_getshdr(scn, sh) &&
+		    (*name = elf_strptr(e, shstrndx, sh->sh_name)))
+			return scn;
+	}
+	return NULL;
+}
+
 /* read (and so keep) a section named name; its size, 0 when absent */
 static size_t section_load(Elf *e, const char *name, uint64_t max, bool *bad)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	const char *n;
 
 	if (elf_getshdrstrndx(e, &shstrndx) != 0)
 		return 0;
-	while ((scn = elf_nextscn(e, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		n = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!n || strcmp(n, name) || sh.sh_type == SHT_NOBITS)
+	while ((scn = scn_next(e, shstrndx, scn, &sh, &n))) {
+		if (strcmp(n, name) || sh.sh_type == SHT_NOBITS)
 			continue;
 		if (sh.sh_size > max || !elf_getdata(scn, NULL)) {
 			*bad = true;
@@ -71,19 +79,14 @@ static uint64_t debug_bytes(Elf *e)
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	const char *n;
 	uint64_t sum = 0;
 
 	if (elf_getshdrstrndx(e, &shstrndx) != 0)
 		return 0;
-	while ((scn = elf_nextscn(e, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		n = elf_strptr(e, shstrndx, sh.sh_name);
-		if (n && !strncmp(n, ".debug_", 7) && sh.sh_type != SHT_NOBITS)
+	while ((scn = scn_next(e, shstrndx, scn, &sh, &n)))
+		if (!strncmp(n, ".debug_", 7) && sh.sh_type != SHT_NOBITS)
 			sum += sh.sh_size;
-	}
 	return sum;
 }
 
