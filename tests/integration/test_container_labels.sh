@@ -69,12 +69,30 @@ wait_file "$TMP/hnc.out"
 
 # ---- -a: labels on the container's stacks only ------------------------------
 "$ASGST" record -q -a -F 199 -d 4 -o "$TMP/a.json" -o "$TMP/a.pb.gz" \
-	2> "$TMP/a.err" || { cat "$TMP/a.err"; fail "record -a failed"; }
+	-o "$TMP/a.asgst" 2> "$TMP/a.err" || { cat "$TMP/a.err"; fail "record -a failed"; }
 go tool pprof -symbolize=none -raw "$TMP/a.pb.gz" > "$TMP/a.raw" 2> "$TMP/raw.err" ||
 	{ cat "$TMP/raw.err"; fail "go tool pprof -raw could not read the profile"; }
 python3 "$TOP/tests/integration/container_check.py" "$TMP/a.json" "$TMP/a.raw" \
 	--id "$ID" --in "$CNC,$CJVM" --out "$HNC,$HJVM" --java "$CJVM" ||
 	fail "record -a: container labels"
+# the raw recording keeps them: report gives the same labels per process
+"$ASGST" report -q -i "$TMP/a.asgst" -o "$TMP/r.json" 2> "$TMP/r.err" ||
+	{ cat "$TMP/r.err"; fail "report of the raw recording failed"; }
+python3 - "$TMP/a.json" "$TMP/r.json" "$ID" <<'PY' || fail "report: container labels"
+import json, sys
+def labels(path):
+    out = {}
+    for s in json.load(open(path))["stacks"]:
+        out.setdefault(s["pid"], set()).add((s.get("container_id"), s.get("pod_uid")))
+    return out
+live, rep = labels(sys.argv[1]), labels(sys.argv[2])
+cid = sys.argv[3]
+inside = [p for p, l in live.items() if (cid, None) in l]
+same = [p for p in live if p in rep and live[p] == rep[p]]
+print("INFO: report: %d of %d processes with the live labels, %d in the container" %
+      (len(same), len(live), len(inside)))
+sys.exit(0 if inside and all(rep.get(p) == live[p] for p in inside) else 1)
+PY
 
 # ---- --container PREFIX: its processes only, a later one too ----------------
 PREFIX=$(echo "$ID" | cut -c1-12)

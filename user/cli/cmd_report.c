@@ -254,7 +254,8 @@ static int on_proc(struct pass *ps, uint32_t type, const void *pay,
 	}
 	rc = pipeline__add_offline(ps->pl, p.pid, p.comm, p.is_jvm,
 				   p.jvm_from_seq, p.maps, p.maps_len,
-				   open_rebuilt_map(ps, (uint32_t)p.pid));
+				   open_rebuilt_map(ps, (uint32_t)p.pid),
+				   p.container_id, p.pod_uid);
 	if (rc)
 		snprintf(err, errlen, "pid %d: %s", (int)p.pid, strerror(-rc));
 	return rc;

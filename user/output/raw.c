@@ -84,9 +84,20 @@ int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 	return w->err;
 }
 
+/* a label of the process chunk's tail: u8 length + bytes (at most 64) */
+static size_t put_label(char *p, const char *s)
+{
+	size_t n = s ? strnlen(s, RAW_LABEL_MAX) : 0;
+
+	p[0] = (char)n;
+	memcpy(p + 1, s ? s : "", n);
+	return n + 1;
+}
+
 int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
 		     uint64_t jvm_from_seq, const char *comm, const char *maps,
-		     size_t maps_len)
+		     size_t maps_len, const char *container_id,
+		     const char *pod_uid)
 {
 	struct raw_proc rp = {
 		.pid = (uint32_t)pid,
@@ -95,7 +106,9 @@ int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
 		.maps_len = maps_len,
 		.jvm_from_seq = jvm_from_seq,
 	};
-	size_t n = sizeof(rp) + rp.comm_len + maps_len;
+	bool labels = container_id || pod_uid;
+	size_t n = sizeof(rp) + rp.comm_len + maps_len +
+		   (labels ? 2 + 2 * RAW_LABEL_MAX : 0);
 	char *buf = malloc(n);
 	int rc;
 
@@ -106,6 +119,11 @@ int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
 		memcpy(buf + sizeof(rp), comm, rp.comm_len);
 	if (maps_len)
 		memcpy(buf + sizeof(rp) + rp.comm_len, maps, maps_len);
+	n = sizeof(rp) + rp.comm_len + maps_len;
+	if (labels) {
+		n += put_label(buf + n, container_id);
+		n += put_label(buf + n, pod_uid);
+	}
 	rc = raw_writer__chunk(w, RAW_PROC, buf, n, NULL, 0);
 	free(buf);
 	return rc;
@@ -480,6 +498,30 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 	return rc;
 }
 
+/* one label of the tail into out (NUL-terminated); -EINVAL if bad */
+static int take_label(const uint8_t **b, uint64_t *rest, char *out)
+{
+	size_t n;
+
+	if (!*rest)
+		return -EINVAL;
+	n = (*b)[0];
+	if (n > RAW_LABEL_MAX || n > *rest - 1)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char c = (char)(*b)[1 + i];
+
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+		      c == '-'))
+			return -EINVAL;
+		out[i] = c;
+	}
+	out[n] = '\0';
+	*b += n + 1;
+	*rest -= n + 1;
+	return 0;
+}
+
 int raw__parse_proc(const void *payload, uint64_t len,
 		    struct raw_proc_view *out, char *err, size_t errlen)
 {
@@ -520,6 +562,15 @@ int raw__parse_proc(const void *payload, uint64_t len,
 	out->comm[p.comm_len] = '\0';
 	out->maps = (const char *)b + sizeof(p) + p.comm_len;
 	out->maps_len = (size_t)p.maps_len;
+	rest -= p.maps_len;
+	b += sizeof(p) + p.comm_len + p.maps_len;
+	if (rest && (take_label(&b, &rest, out->container_id) ||
+		     take_label(&b, &rest, out->pod_uid))) {
+		snprintf(err, errlen, "process chunk: a container label that "
+			 "is not up to %d hex digits and dashes",
+			 RAW_LABEL_MAX);
+		return -EINVAL;
+	}
 	return 0;
 }
 

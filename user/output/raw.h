@@ -9,7 +9,10 @@
  * Chunk payloads:
  *   RAW_SAMPLE   one sample record (bpf/sampler.h), as the kernel sent it,
  *                in the order they were decoded
- *   RAW_PROC     struct raw_proc + comm + /proc/PID/maps text
+ *   RAW_PROC     struct raw_proc + comm + /proc/PID/maps text, then
+ *                (when the process runs in a container) u8 length +
+ *                container id + u8 length + pod uid (earlier readers
+ *                ignore what follows the maps)
  *   RAW_CODEMAP  struct raw_codemap + code-map bytes at that file offset
  *                (the chunks of one pid, in order, rebuild its map)
  *   RAW_STACKS   decoded stacks (struct raw_stack ...), written when a
@@ -91,9 +94,11 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 		     size_t errlen);
 int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 		      size_t alen, const void *b, size_t blen);
+/* container_id and pod_uid: NULL when none */
 int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
 		     uint64_t jvm_from_seq, const char *comm, const char *maps,
-		     size_t maps_len);
+		     size_t maps_len, const char *container_id,
+		     const char *pod_uid);
 int raw_writer__stacks(struct raw_writer *w, const struct profile *p);
 /* writes RAW_META and closes; 0 or -errno (the first write error) */
 int raw_writer__close(struct raw_writer *w, const struct profile *p);
@@ -120,7 +125,11 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len);
 #define RAW_COMM_MAX		63	/* a comm is 15 bytes; room for more */
 #define RAW_CODEMAP_MAX_OFF	(1ull << 32)	/* code maps are smaller */
 
+#define RAW_LABEL_MAX		64	/* a container id: 64 hex digits */
+
 struct raw_proc_view {
+	char container_id[RAW_LABEL_MAX + 1];	/* "" when none */
+	char pod_uid[RAW_LABEL_MAX + 1];
 	pid_t pid;
 	bool is_jvm;
 	uint64_t jvm_from_seq;

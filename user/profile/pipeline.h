@@ -95,9 +95,11 @@ int pipeline__finish_raw(struct pipeline *pl);
  */
 int pipeline__set_raw(struct pipeline *pl, struct raw_writer *raw);
 /* report: a process as recorded (maps text; cm may be NULL, taken over;
- * jvm_from_seq: the sample index from which it was decoded as a JVM) */
+ * jvm_from_seq: the sample index from which it was decoded as a JVM;
+ * its container and pod labels, NULL or "" when none) */
 int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 			  bool is_jvm, uint64_t jvm_from_seq, const char *maps,
-			  size_t maps_len, struct codemap *cm);
+			  size_t maps_len, struct codemap *cm,
+			  const char *container_id, const char *pod_uid);
 
 #endif /* ASGST_PIPELINE_H */

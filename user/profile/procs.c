@@ -377,7 +377,8 @@ static int proc_raw_out(struct pipeline *pl, struct proc_state *ps)
 	return raw_writer__proc(pl->opts.raw, ps->pid, ps->is_jvm,
 				ps->jvm_from_seq > pl->raw_seq0 ?
 				ps->jvm_from_seq - pl->raw_seq0 : 0,
-				ps->comm, text, len);
+				ps->comm, text, len, ps->container_id,
+				ps->pod_uid);
 }
 
 int pipeline__finish_raw(struct pipeline *pl)
@@ -766,7 +767,8 @@ int pipeline__set_raw(struct pipeline *pl, struct raw_writer *raw)
 
 int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 			  bool is_jvm, uint64_t jvm_from_seq, const char *maps,
-			  size_t maps_len, struct codemap *cm)
+			  size_t maps_len, struct codemap *cm,
+			  const char *container_id, const char *pod_uid)
 {
 	struct proc_state *ps;
 	int rc;
@@ -782,6 +784,10 @@ int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 			pl->stats.jvms++;
 	}
 	ps->comm = strtab__intern(pl->st, comm ? comm : "");
+	ps->container_id = container_id && *container_id ?
+			   strtab__intern(pl->st, container_id) : NULL;
+	ps->pod_uid = pod_uid && *pod_uid ? strtab__intern(pl->st, pod_uid) :
+					    NULL;
 	ps->is_jvm = is_jvm;
 	ps->jvm_from_seq = jvm_from_seq;
 	if (cm) {
