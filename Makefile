@@ -85,8 +85,10 @@ WL_LIB_SRCS	:= $(wildcard tests/workloads/lib*.c)
 WL_JAVA_SRCS	:= $(wildcard tests/workloads/*.java)
 WL_BINS		:= $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_C_SRCS))
 WL_LIBS		:= $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(WL_LIB_SRCS))
-# the JNI library once more without frame pointers: the thread anchor test
-WL_LIBS		+= $(BUILD)/workloads/nofp/libjnichain.so
+# the JNI library once more without frame pointers: without CFI either
+# (nofp/, the thread anchor test), and with it (cfi/, unwound by CFI)
+WL_LIBS		+= $(BUILD)/workloads/nofp/libjnichain.so \
+		   $(BUILD)/workloads/cfi/libjnichain.so
 WL_JAVA_STAMP	:= $(if $(WL_JAVA_SRCS),$(BUILD)/workloads/classes/.stamp)
 # tests/workloads/cfi/: native programs built as distributions build them
 # (-O2, no frame pointers), for unwinding by CFI
@@ -267,6 +269,13 @@ $(BUILD)/workloads/%.so: tests/workloads/%.c | $(BUILD)/workloads
 	$(Q)$(CC) $(WL_CFLAGS) -fPIC -shared $< -o $@
 
 $(BUILD)/workloads/nofp/libjnichain.so: tests/workloads/libjnichain.c | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -g,$(WL_CFLAGS)) \
+		-fomit-frame-pointer -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables -fPIC -shared $< -o $@
+
+$(BUILD)/workloads/cfi/libjnichain.so: tests/workloads/libjnichain.c | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer,$(WL_CFLAGS)) \
