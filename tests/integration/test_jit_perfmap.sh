@@ -158,9 +158,11 @@ check "$TMP/basic.json" "$npid" named "/tmp/perf-$npid.map" || fail "perf map: J
 kill "$npid" 2>/dev/null
 
 # ---- in a container: its own pid (1) and a private /tmp -----------------------
+# (the script comes on stdin: the tree may itself be under the /tmp that
+# the private one hides)
 unshare --pid --fork --mount --propagation private sh -c \
 	'mount -t tmpfs tmpfs /tmp && exec node --perf-basic-prof "$@"' sh \
-	$NODE_FLAGS "$JS" 12 > "$TMP/ns.out" 2>&1 &
+	$NODE_FLAGS - 12 < "$JS" > "$TMP/ns.out" 2>&1 &
 upid=$!
 bg $upid
 n=300
