@@ -82,6 +82,15 @@ static bool native_top_scan(struct walk *w, struct wframe *f, int32_t n_top)
 	return true;
 }
 
+/* CFI says the frame that return address ret is in has no caller */
+static bool outermost(struct walk *w, uint64_t ret)
+{
+	struct cfi_row row;
+
+	return ret && !w->cfi(w->text_arg, ret - 1, &row) &&
+	       row.ra.rule == CFI_RULE_UNDEF;
+}
+
 /*
  * A process without Java frames: where CFI and frame pointers both fail,
  * the kernel's frame-pointer walk may still go on from the same frame;
@@ -92,11 +101,17 @@ static bool native_only_end(struct walk *w, uint64_t last_pc, bool broken)
 	const struct asgst_sample_hdr *h = w->s->hdr;
 
 	for (uint32_t i = 0; i + 1 < h->ustack_n; i++) {
+		uint64_t end = w->s->ustack[h->ustack_n - 1];
+
 		if (w->s->ustack[i] != last_pc)
 			continue;
 		for (uint32_t j = i + 1; j < h->ustack_n; j++)
 			if (!walk_push_native(w, w->s->ustack[j]))
 				return false;
+		/* whole only if CFI says its last frame is a thread's first */
+		if (w->cfi && !outermost(w, end))
+			return walk_fail(w, ASGST_NOT_WALKABLE, end,
+					 "native frames by frame pointers: they end before the thread's first frame");
 		w->done = true;
 		return true;
 	}
