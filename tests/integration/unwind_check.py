@@ -2,10 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Check native stacks of one process in a JSON recording.
 
-  unwind_check.py FILE --pid PID [--min-whole PCT] [--min-samples N]
+  unwind_check.py FILE (--pid PID | --comm RE [--not-pid PID])
+                  [--min-whole PCT] [--min-samples N]
                   [--leaf RE --chain RE,+RE,*RE,...] [--order RE,RE,...]
                   [--measure NAME] [--errors-explained]
 
+--unreadable-max PCT: stacks whose user stack could not be read at all (an
+exec was replacing the process's memory) are left out of the whole figure,
+counted apart, and may be at most PCT percent of all.
+--comm: the stacks of every process whose command matches RE (short-lived
+children of a command), but --not-pid's.
 whole: the walk had no error and its outermost user frame is where a
 thread's stack begins (_start, or clone3/clone for other threads).
 --leaf/--chain: of the samples whose innermost user frame matches --leaf,
@@ -58,7 +64,9 @@ def order_ok(nm, order):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
-    ap.add_argument("--pid", type=int, required=True)
+    ap.add_argument("--pid", type=int)
+    ap.add_argument("--comm")
+    ap.add_argument("--not-pid", type=int, default=-1)
     ap.add_argument("--min-whole", type=float, default=99.0)
     ap.add_argument("--min-samples", type=int, default=50)
     ap.add_argument("--leaf")
@@ -67,19 +75,33 @@ def main():
     ap.add_argument("--measure", default="stacks")
     ap.add_argument("--errors-explained", action="store_true")
     ap.add_argument("--no-whole-check", action="store_true")
+    ap.add_argument("--unreadable-max", type=float)
     a = ap.parse_args()
+    if (a.pid is None) == (a.comm is None):
+        ap.error("give one of --pid and --comm")
     d = json.load(open(a.file))
     total = whole = 0
     leaf_n = leaf_ok = order_n = 0
     bad = {}
     unexplained = 0
+    unreadable = 0
     for st in d["stacks"]:
-        if st["pid"] != a.pid or st.get("event", "cpu") != "cpu":
+        if st.get("event", "cpu") != "cpu":
+            continue
+        if a.pid is not None and st["pid"] != a.pid:
+            continue
+        if a.comm is not None and (st["pid"] == a.not_pid or
+                                   not re.fullmatch(a.comm, st["comm"])):
             continue
         fr = user_frames(st)
         if not fr:
             continue
         c = st["count"]
+        if (a.unreadable_max is not None and st.get("error") and
+                (fr[-1].get("reason") or "").startswith(
+                    "the user stack could not be read")):
+            unreadable += c
+            continue
         total += c
         nm = names(fr)
         err = st.get("error")
@@ -101,11 +123,20 @@ def main():
     rc = 0
     pct = 100.0 * whole / total if total else 0.0
     print("MEASURE: %s: whole %.2f %% of %d samples" % (a.measure, pct, total))
+    if a.unreadable_max is not None:
+        up = 100.0 * unreadable / (total + unreadable) if total else 0.0
+        print("MEASURE: %s: %d samples (%.2f %%) with no user stack to read "
+              "(an exec under way), left out" % (a.measure, unreadable, up))
+        if up > a.unreadable_max:
+            print("FAIL: %.2f %% with no user stack, more than %.1f %%"
+                  % (up, a.unreadable_max))
+            rc = 1
     for k, v in sorted(bad.items(), key=lambda x: -x[1])[:5]:
         print("INFO: not whole: %d x %s: %s" % (v, k[0], k[1]))
     if total < a.min_samples:
-        print("FAIL: %d samples of pid %d, expected >= %d" %
-              (total, a.pid, a.min_samples))
+        print("FAIL: %d samples of %s, expected >= %d" %
+              (total, "pid %d" % a.pid if a.pid is not None
+               else "commands %s" % a.comm, a.min_samples))
         rc = 1
     if not a.no_whole_check and pct < a.min_whole:
         print("FAIL: whole %.2f %% < %.1f %%" % (pct, a.min_whole))

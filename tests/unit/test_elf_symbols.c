@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +270,40 @@ static void test_vdso(void **state)
 	maps__free(&mp);
 }
 
+/*
+ * The dynamic loader (the system's own): its entry point is the first
+ * frame of every dynamically linked process, named _start whether or not
+ * the file keeps a symbol for it; the entry symbol is a few bytes only.
+ */
+static void test_entry_symbol(void **state)
+{
+	const char *ld = "/lib64/ld-linux-x86-64.so.2";
+	struct elf_module *m;
+	GElf_Ehdr eh;
+	Elf *e;
+	long idx;
+	int fd;
+
+	(void)state;
+	fd = open(ld, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		skip();
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	assert_non_null(gelf_getehdr(e, &eh));
+	elf_end(e);
+	m = elf_module__load(fd, NULL);
+	close(fd);
+	assert_non_null(m);
+	/* a return address right after the call in the entry code */
+	expect_sym(m, eh.e_entry + 7, "_start");
+	idx = elf_module__lookup(m, eh.e_entry + 64);
+	if (idx >= 0)
+		assert_string_not_equal(elf_module__sym_name(m, idx), "_start");
+	elf_module__free(m);
+}
+
 static void test_not_elf(void **state)
 {
 	char path[PATH_MAX];
@@ -426,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_shared_dlopen),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_entry_symbol),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_debuglink_hostile),
 	};

@@ -22,12 +22,14 @@
 
 #include "jvm/attach.h"
 #include "capture/capture.h"
+#include "capture/sideband.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "profile/container.h"
 #include "profile/filter.h"
 #include "output/output.h"
 #include "profile/pipeline.h"
+#include "symbols/maplog.h"
 #include "symbols/symbolize.h"
 #include "profile/profile.h"
 #include "output/raw.h"
@@ -355,10 +357,11 @@ static const struct cli_option record_opts[] = {
 	CLI_OPT("stack-window", 0, "BYTES",
 		"copy up to this many user-stack bytes per sample,\n"
 		"less where the thread's frames end (default\n"
-		"and most 65536; suffix k allowed; also\n"
-		"for every process with --unwind fp; 0: no\n"
-		"window at all, JVM samples then fail to decode\n"
-		"with ASGST_NO_WINDOW)", opt_window),
+		"and at most 65536; suffix k allowed). With\n"
+		"--unwind fp, giving it copies a window for\n"
+		"every process, not only JVMs. 0: no window at\n"
+		"all, JVM samples then fail to decode with\n"
+		"ASGST_NO_WINDOW", opt_window),
 	CLI_FLAG("no-attach", 0,
 		 "do not inject the agent into JVMs without one",
 		 struct record_args, no_attach),
@@ -651,19 +654,6 @@ static void keep_recording(const struct profile *prof, const char *why)
 			"%s (asgst-bpf report -i %s -o FILE)\n", why, path, path);
 }
 
-/* --stats: what unwinding by CFI took in memory, and its row cache */
-static void print_unwind_stats(const struct pipeline *pl)
-{
-	struct symbolizer_stats ss;
-
-	pipeline__symbolizer_stats(pl, &ss);
-	fprintf(stderr, "stats: modules=%zu cfi_modules=%zu cfi_kib=%zu "
-		"cfi_rows_cached=%llu cfi_rows_looked_up=%llu\n",
-		ss.modules, ss.cfi_modules, ss.cfi_bytes / 1024,
-		(unsigned long long)ss.cfi_hits,
-		(unsigned long long)ss.cfi_misses);
-}
-
 static uint64_t tv_ns(const struct timeval *tv)
 {
 	return (uint64_t)tv->tv_sec * 1000000000ull +
@@ -772,6 +762,8 @@ struct recording {
 	struct capture *cap;
 	struct profile *prof;
 	struct pipeline *pl;
+	struct sideband *sb;	/* the kernel's mmap/exec/fork/exit records */
+	struct maplog *ml;	/* ... the maps kept from them */
 	struct output out[MAX_OUTPUTS];
 	struct raw_writer *raw;
 	size_t raw_idx;		/* the output the raw file is */
@@ -795,6 +787,80 @@ struct recording {
 	size_t stacks_before;	/* their stacks */
 	bool period_failed;	/* a period's output failed: exit 1 */
 };
+
+/* --stats: what unwinding by CFI took in memory, and its row cache; the
+ * maps of processes gone before /proc was read, from the side-band */
+static void print_unwind_stats(const struct recording *r)
+{
+	struct symbolizer_stats ss;
+	struct sideband_stats sbs;
+	struct maplog_stats ms;
+
+	pipeline__symbolizer_stats(r->pl, &ss);
+	fprintf(stderr, "stats: modules=%zu cfi_modules=%zu cfi_kib=%zu "
+		"cfi_rows_cached=%llu cfi_rows_looked_up=%llu\n",
+		ss.modules, ss.cfi_modules, ss.cfi_bytes / 1024,
+		(unsigned long long)ss.cfi_hits,
+		(unsigned long long)ss.cfi_misses);
+	sideband__stats(r->sb, &sbs);
+	maplog__stats(r->ml, &ms);
+	fprintf(stderr, "stats: sideband=%s sideband_records=%llu "
+		"sideband_lost=%llu sideband_bad=%llu maplog_procs=%llu "
+		"maplog_kib=%llu maplog_evicted=%llu maps_from_sideband=%zu\n",
+		r->sb ? "on" : "off", (unsigned long long)sbs.records,
+		(unsigned long long)sbs.lost, (unsigned long long)sbs.bad,
+		(unsigned long long)ms.procs,
+		(unsigned long long)ms.bytes / 1024,
+		(unsigned long long)ms.evicted, ss.maps_fallback);
+}
+
+/* what the kernel said processes mapped, exec'd, forked, ended, to now */
+static void sideband_pump(struct recording *r, uint64_t now)
+{
+	if (!r->sb)
+		return;
+	sideband__read(r->sb, maplog__apply, r->ml);
+	maplog__prune(r->ml, now);
+}
+
+/* the symbolizer's source for processes /proc no longer has */
+static int sideband_maps(void *ctx, pid_t pid, char **text, size_t *len,
+			 pid_t *root_pid)
+{
+	struct recording *r = ctx;
+	uint32_t ppid;
+
+	sideband_pump(r, mono_ns());
+	if (maplog__text(r->ml, (uint32_t)pid, text, len))
+		return -ENOENT;
+	/* its parent's root holds the same files, while it lives */
+	ppid = maplog__parent(r->ml, (uint32_t)pid);
+	*root_pid = ppid && kill((pid_t)ppid, 0) == 0 ? (pid_t)ppid : 0;
+	return 0;
+}
+
+/*
+ * Side-band records keep the maps of processes that end before /proc is
+ * read (a few milliseconds of life); without them (an old kernel) those
+ * frames stay addresses, as before.
+ */
+static void sideband_open(struct recording *r)
+{
+	char err[256];
+
+	r->ml = maplog__new(NULL);
+	if (!r->ml || sideband__open(&r->sb, 512, err, sizeof(err))) {
+		if (!r->a.quiet && r->ml)
+			fprintf(stderr, "asgst-bpf record: %s; processes that end "
+				"within a few ms keep unnamed frames\n", err);
+		maplog__free(r->ml);
+		r->ml = NULL;
+		r->sb = NULL;
+		return;
+	}
+	symbolizer__set_maps_fallback(pipeline__symbolizer(r->pl),
+				      sideband_maps, r);
+}
 
 /* a period's files: -o's paths with the time it began (CLOCK_REALTIME) */
 static int open_period_outputs(struct recording *r, time_t began)
@@ -970,6 +1036,7 @@ static int open_pipeline(struct recording *r)
 		return 1;
 	}
 	profile__meta(r->prof)->frequency_hz = r->a.freq;
+	sideband_open(r);
 	/* JVMs among the targets get their stack window from the start */
 	if (r->a.filter_mode == ASGST_FILTER_ALL)
 		pipeline__prime_jvms(r->pl);
@@ -1104,6 +1171,7 @@ static void run(struct recording *r)
 	while (!stop_requested) {
 		uint64_t now;
 
+		sideband_pump(r, mono_ns());
 		rc = capture__poll(r->cap, 100, on_record, r->pl);
 		if (rc < 0) {
 			fprintf(stderr, "asgst-bpf record: ring buffer: %s\n",
@@ -1131,7 +1199,8 @@ static void finish(struct recording *r)
 {
 	uint64_t end_ns, t_dec;
 
-	/* whatever is in the ring buffer still counts */
+	/* whatever is in the ring buffer still counts (the maps first) */
+	sideband_pump(r, mono_ns());
 	capture__drain(r->cap, on_record, r->pl);
 	/* the counters now, with the ring buffer just drained: the sampler
 	 * goes on (the command still runs) while the last samples decode */
@@ -1233,7 +1302,7 @@ static void summary(struct recording *r)
 	fputc('\n', stderr);
 	if (r->a.stats) {
 		print_stats(r->cap, &ps, r->decode_ns);
-		print_unwind_stats(r->pl);
+		print_unwind_stats(r);
 	}
 }
 
@@ -1254,6 +1323,8 @@ static void recording__cleanup(struct recording *r)
 	}
 	raw_writer__close(r->raw, NULL);
 	pipeline__free(r->pl);
+	sideband__close(r->sb);
+	maplog__free(r->ml);
 	profile__free(r->prof);
 	capture__close(r->cap);
 	free(r->a.pids);

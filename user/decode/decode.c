@@ -22,6 +22,7 @@
 #include "decode/walk.h"
 #include "capture/sample.h"
 #include "util/strtab.h"
+#include "symbols/cfi.h"
 #include "symbols/symbolize.h"
 #include "trace.h"
 
@@ -107,6 +108,27 @@ static void push_ustack(struct walk *w, uint32_t from)
 			return;
 }
 
+/*
+ * With CFI unwinding every process gets a window: one without it had a
+ * stack that could not be read (an exec had replaced the memory under the
+ * sampled registers, say). The kernel's frame-pointer walk stands in; it
+ * is whole only if CFI says its last frame is a thread's first.
+ */
+static void native_unread(struct walk *w)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	uint64_t last = h->ustack_n ? w->s->ustack[h->ustack_n - 1] : h->ip;
+	struct cfi_row row;
+
+	if (!w->cfi)
+		return;
+	if (h->ustack_n > 1 && !w->cfi(w->text_arg, last - 1, &row) &&
+	    row.ra.rule == CFI_RULE_UNDEF)
+		return;
+	walk_fail(w, ASGST_NOT_WALKABLE, last,
+		  "the user stack could not be read (an exec under way, or its memory gone): frames by the kernel's frame-pointer walk");
+}
+
 static __thread const struct codemap *tls_method_map;
 
 int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
@@ -179,6 +201,7 @@ int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 			w.vm = NULL;
 		} else {
 			push_ustack(&w, 0);
+			native_unread(&w);
 		}
 		goto out;
 	}

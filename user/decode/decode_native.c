@@ -432,8 +432,11 @@ bool walk_native(struct walk *w, struct wframe *f)
 		}
 		if (!ret) {
 			/* a frame pointer's 0 is the end only when CFI says so
-			 * (an outermost frame), else a guess at garbage */
-			if (by_fp && !w->cm)
+			 * (an outermost frame), else a guess at garbage; and
+			 * where CFI says the frame has a caller, a 0 in its
+			 * return-address slot is not one (a stack that is
+			 * not the thread's any more: an exec under way) */
+			if (!w->cm)
 				return native_only_end(w, pc, true);
 			w->done = true;
 			return true;

@@ -340,3 +340,8 @@ void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out)
 	out->offcpu_no_end = pl->offcpu.no_end;
 	out->offcpu_stray_end = pl->offcpu.stray_end;
 }
+
+struct symbolizer *pipeline__symbolizer(struct pipeline *pl)
+{
+	return pl ? pl->sz : NULL;
+}

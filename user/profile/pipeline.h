@@ -82,6 +82,8 @@ void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out);
 struct symbolizer_stats;
 void pipeline__symbolizer_stats(const struct pipeline *pl,
 				struct symbolizer_stats *out);
+/* the symbolizer the pipeline names frames with (to give it more sources) */
+struct symbolizer *pipeline__symbolizer(struct pipeline *pl);
 /* look at a process now (targets of -p / --), not at its first sample */
 int pipeline__prime(struct pipeline *pl, pid_t pid);
 /* prime every running JVM (-a); the number found, or -errno */

@@ -35,6 +35,7 @@ struct cfi_table {
 	const char *source;
 	struct cfi_expr *exprs;	/* CFI_MAX_EXPRS, from the first one */
 	size_t nexprs;
+	uint64_t entry;		/* e_entry, 0: none */
 };
 
 static uint64_t next_id = 1;
@@ -107,6 +108,7 @@ static struct cfi_table *table_from_elf(Elf *e, bool from_fd)
 		goto fail;
 	}
 	t->elf = e;
+	t->entry = eh.e_entry;
 	eh_frame = section_load(e, ".eh_frame", CFI_SECTION_MAX, &bad);
 	hdr = section_load(e, ".eh_frame_hdr", CFI_SECTION_MAX, &bad);
 	if (bad)
@@ -377,8 +379,24 @@ int cfi_table__find(struct cfi_table *t, uint64_t vaddr, struct cfi_row *out)
 
 	if (!t || !out)
 		return -EINVAL;
-	if (dwarf_cfi_addrframe(t->cfi, vaddr, &fr) != 0)
+	if (dwarf_cfi_addrframe(t->cfi, vaddr, &fr) != 0) {
+		/* the entry code without an FDE (the dynamic loader's
+		 * _start, which also calls _dl_init): nothing calls it, it
+		 * is a thread's first frame */
+		if (t->entry && vaddr >= t->entry &&
+		    vaddr - t->entry < ELF_ENTRY_CODE_BYTES) {
+			memset(out, 0, sizeof(*out));
+			out->start = t->entry;
+			out->end = t->entry + ELF_ENTRY_CODE_BYTES;
+			out->cfa.rule = CFI_RULE_REG;
+			out->cfa.reg = CFI_REG_RSP;
+			out->cfa.off = 8;
+			out->rbp.rule = CFI_RULE_SAME;
+			out->ra.rule = CFI_RULE_UNDEF;
+			return 0;
+		}
 		return -ENOENT;	/* no FDE, or one libdw could not parse */
+	}
 	memset(out, 0, sizeof(*out));
 	ra = dwarf_frame_info(fr, &start, &end, &signal);
 	out->start = start;

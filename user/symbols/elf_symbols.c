@@ -324,6 +324,48 @@ static void finish_symbols(struct elf_module *m)
 	m->nsyms = j;
 }
 
+/*
+ * A program's entry point with no symbol (the dynamic loader's _start on
+ * a distribution without its .symtab): named as the ELF header places it,
+ * a few bytes only, so the unnamed code after it stays unnamed.
+ */
+static int add_entry_symbol(struct elf_module *m, Elf *e, size_t *cap)
+{
+	uint64_t size = ELF_ENTRY_CODE_BYTES;
+	GElf_Ehdr eh;
+	uint32_t off;
+
+	if (!gelf_getehdr(e, &eh) || !eh.e_entry ||
+	    elf_module__lookup(m, eh.e_entry) >= 0)
+		return 0;
+	/* up to the next named function at most */
+	for (size_t i = 0; i < m->nsyms; i++)
+		if (m->syms[i].addr > eh.e_entry &&
+		    m->syms[i].addr - eh.e_entry < size)
+			size = m->syms[i].addr - eh.e_entry;
+	if (m->nsyms == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct esym *ns;
+
+		if (nc > MAX_SYMS)
+			return 0;
+		ns = realloc(m->syms, nc * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		m->syms = ns;
+		*cap = nc;
+	}
+	if (add_name(m, "_start", &off))
+		return -ENOMEM;
+	m->syms[m->nsyms].addr = eh.e_entry;
+	m->syms[m->nsyms].size = size;
+	m->syms[m->nsyms].name = off;
+	m->syms[m->nsyms].rank = 7;
+	m->nsyms++;
+	finish_symbols(m);
+	return 0;
+}
+
 static void read_loads(struct elf_module *m, Elf *e)
 {
 	size_t n, i;
@@ -563,6 +605,7 @@ static struct elf_module *load_elf(Elf *e, const struct elf_module_opts *o,
 		}
 	}
 	finish_symbols(m);
+	err = -add_entry_symbol(m, e, &cap);
 cleanup:
 	if (err) {
 		elf_module__free(m);

@@ -51,6 +51,14 @@ void elf_build_id_hex(const uint8_t *id, size_t len, char *buf);
 struct Elf;
 struct Elf *elf_open_fd(int fd);
 
+/*
+ * A program's entry code (e_entry on): the first frame of each process it
+ * starts. Where the file has no symbol or CFI for it (the dynamic loader's
+ * _start), it is named _start and taken as a thread's first frame for
+ * this many bytes.
+ */
+#define ELF_ENTRY_CODE_BYTES	64
+
 /* load a module from fd (fd stays owned by the caller); NULL + errno */
 struct elf_module *elf_module__load(int fd, const struct elf_module_opts *o);
 /* load from an in-memory image (the vdso); NULL + errno */

@@ -95,6 +95,8 @@ struct symbolizer {
 	struct symbolizer_stats stats;
 	struct cfi_cache *cfi_cache;	/* rows by (module, pc), bounded */
 	struct sym_cache *sym_cache;	/* names by (module, pc): see below */
+	symbolizer_maps_fn maps_fallback;	/* gone processes' maps */
+	void *maps_fallback_ctx;
 };
 
 static uint64_t now_ns(void)
@@ -576,6 +578,34 @@ cleanup:
 	return err;
 }
 
+/* gone, perhaps before /proc was read: the maps the fallback kept */
+static int proc_read_fallback(struct symbolizer *sz, struct proc *p)
+{
+	char path[64], *text = NULL;
+	pid_t root_pid = 0;
+	size_t len = 0;
+	int root_fd = -1, err;
+
+	if (!sz->maps_fallback ||
+	    sz->maps_fallback(sz->maps_fallback_ctx, p->pid, &text, &len,
+			      &root_pid))
+		return -ENOENT;
+	if (root_pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/root", (int)root_pid);
+		root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (root_fd < 0)
+		root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = proc_load(sz, p, text, len, root_fd, 0);
+	if (root_fd >= 0)
+		close(root_fd);
+	if (!err) {
+		p->read_once = true;
+		sz->stats.maps_fallback++;
+	}
+	return err;
+}
+
 static int proc_read(struct symbolizer *sz, struct proc *p)
 {
 	char path[64], *text = NULL;
@@ -606,8 +636,11 @@ static int proc_read(struct symbolizer *sz, struct proc *p)
 	return err;
 fail:
 	free(text);
-	if (err == -ENOENT || err == -ESRCH)
+	if (err == -ENOENT || err == -ESRCH) {
 		p->gone = true;
+		if (proc_read_fallback(sz, p) == 0)
+			return 0;
+	}
 	return err;
 }
 
@@ -1081,4 +1114,13 @@ void symbolizer__forget(struct symbolizer *sz, pid_t pid)
 	sz->stats.procs -= sz->stats.procs ? 1 : 0;
 	sz->stats.procs_forgotten++;
 	modules_trim(sz);
+}
+
+void symbolizer__set_maps_fallback(struct symbolizer *sz,
+				   symbolizer_maps_fn fn, void *ctx)
+{
+	if (!sz)
+		return;
+	sz->maps_fallback = fn;
+	sz->maps_fallback_ctx = ctx;
 }

@@ -77,6 +77,16 @@ int symbolizer__maps_text(struct symbolizer *sz, pid_t pid, const char **text,
 int symbolizer__add_offline(struct symbolizer *sz, pid_t pid, const char *text,
 			    size_t len);
 /*
+ * Where the maps of a process come from once /proc has none (it is gone,
+ * perhaps before it was ever read): the kernel's side-band records. fn
+ * gives a malloc'ed maps text and a live process whose root holds the
+ * same files (*root_pid, 0: the host's), or -ENOENT.
+ */
+typedef int (*symbolizer_maps_fn)(void *ctx, pid_t pid, char **text,
+				  size_t *len, pid_t *root_pid);
+void symbolizer__set_maps_fallback(struct symbolizer *sz,
+				   symbolizer_maps_fn fn, void *ctx);
+/*
  * pid has exited and its last samples are decoded: drop its maps (a later
  * call for pid reads /proc again, as for a new process). Modules no cached
  * process maps any more are freed, but for a bounded number kept idle.
@@ -109,6 +119,7 @@ struct symbolizer_stats {
 	size_t cfi_bytes;	/* CFI sections kept in memory */
 	uint64_t cfi_hits;	/* CFI rows found in the row cache */
 	uint64_t cfi_misses;	/* ... looked up by libdw */
+	size_t maps_fallback;	/* maps of gone processes from the fallback */
 };
 void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out);
 
