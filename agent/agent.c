@@ -113,75 +113,82 @@ static void class_info_get(jclass k, struct class_info *ci)
 		ci->source = NULL;
 }
 
+/* a method as the writer takes it, and the JVMTI memory it points to */
+struct meth_buf {
+	struct cmw_method m;
+	char *name, *sig;
+	struct cm_line *lines;
+};
+
 /*
- * Build and append a METHOD record. method is the Method* to publish
- * (normally *(Method**)mid; the blob's own for MethodHandle intrinsics,
- * with sig_override then). force: write even when already recorded.
+ * Fill mb for the method mid of the class ci. method is the Method* to
+ * publish (normally *(Method**)mid; the blob's own for MethodHandle
+ * intrinsics, with sig_override then). 0, or -1: nothing to publish.
  */
-static void write_method(jmethodID mid, const struct class_info *ci,
-			 uintptr_t method, const char *name_override,
-			 const char *sig_override, bool force)
+static int method_get(jmethodID mid, const struct class_info *ci,
+		      uintptr_t method, const char *name_override,
+		      const char *sig_override, struct meth_buf *mb)
 {
-	char *name = NULL, *sig = NULL;
 	jvmtiLineNumberEntry *lines = NULL;
 	jint n_lines = 0, mods = 0, i;
 	jboolean native = JNI_FALSE;
-	struct cm_method m;
-	struct recbuf b;
 
-	if (!method)
-		return;
-	if (!force && cmw__method_known(method))
-		return;
-	rb__init(&b);
-	if ((*jvmti)->GetMethodName(jvmti, mid, &name, &sig, NULL))
-		goto cleanup;
+	memset(mb, 0, sizeof(*mb));
+	if (!method ||
+	    (*jvmti)->GetMethodName(jvmti, mid, &mb->name, &mb->sig, NULL))
+		return -1;
 	(*jvmti)->GetMethodModifiers(jvmti, mid, &mods);
 	(*jvmti)->IsMethodNative(jvmti, mid, &native);
 	if (native ||
 	    (*jvmti)->GetLineNumberTable(jvmti, mid, &n_lines, &lines))
 		n_lines = 0, lines = NULL;
-	memset(&m, 0, sizeof(m));
-	m.h.type = CM_REC_METHOD;
-	m.h.time_ns = cmw__now_ns();
-	m.method = method;
-	m.const_method = *(const uintptr_t *)(method + vmc.method_const);
-	m.modifiers = (uint32_t)mods;
-	m.flags = native ? CM_METHOD_NATIVE : 0;
-	m.n_lines = (uint32_t)(n_lines > 0 ? n_lines : 0);
-	rb__put(&b, &m, sizeof(m));
-	rb__str(&b, ci->name);
-	rb__str(&b, name_override ? name_override : name);
-	rb__str(&b, sig_override ? sig_override : sig);
-	rb__str(&b, ci->source ? ci->source : "");
-	rb__pad(&b, 4);
-	for (i = 0; i < n_lines; i++) {
-		struct cm_line l = {
-			.bci = (uint32_t)lines[i].start_location,
-			.line = (uint32_t)lines[i].line_number,
-		};
-
-		rb__put(&b, &l, sizeof(l));
+	if (n_lines > 0) {
+		mb->lines = malloc((size_t)n_lines * sizeof(*mb->lines));
+		if (!mb->lines)
+			n_lines = 0;
 	}
-	if (rb__finish(&b))
-		goto cleanup;
-	/* the writer's live set dedups; a race writes one twice, harmless */
-	if (force || !cmw__method_known(method))
-		cmw__append(b.p, b.len);
-cleanup:
-	rb__free(&b);
-	jfree(name);
-	jfree(sig);
+	for (i = 0; i < n_lines; i++) {
+		mb->lines[i].bci = (uint32_t)lines[i].start_location;
+		mb->lines[i].line = (uint32_t)lines[i].line_number;
+	}
 	jfree(lines);
+	mb->m.method = method;
+	mb->m.const_method = *(const uintptr_t *)(method + vmc.method_const);
+	mb->m.modifiers = (uint32_t)mods;
+	mb->m.flags = native ? CM_METHOD_NATIVE : 0;
+	mb->m.klass = ci->name;
+	mb->m.source = ci->source;
+	mb->m.name = name_override ? name_override : mb->name;
+	mb->m.sig = sig_override ? sig_override : mb->sig;
+	mb->m.lines = mb->lines;
+	mb->m.n_lines = (uint32_t)(n_lines > 0 ? n_lines : 0);
+	return 0;
 }
 
-/* all methods of a prepared class; force: ClassPrepare always writes, so a
- * Method* address reused after class unloading gets its new record */
+static void method_put(struct meth_buf *mb)
+{
+	jfree(mb->name);
+	jfree(mb->sig);
+	free(mb->lines);
+	memset(mb, 0, sizeof(*mb));
+}
+
+/* methods handed to the writer in batches of this many (one class's) */
+#define METHOD_BATCH	256
+
+/*
+ * All methods of a prepared class, in one batch (interned strings, see
+ * codemap_format.h); force: ClassPrepare always writes, so a Method*
+ * address reused after class unloading gets its new record.
+ */
 static void write_class(jclass k, bool force)
 {
 	jmethodID *mids = NULL;
 	jint n = 0, i, status = 0;
 	struct class_info ci;
+	struct meth_buf *mb = NULL;
+	struct cmw_method *ms = NULL;
+	size_t nb = 0;
 
 	if ((*jvmti)->GetClassStatus(jvmti, k, &status) ||
 	    !(status & JVMTI_CLASS_STATUS_PREPARED) ||
@@ -190,9 +197,32 @@ static void write_class(jclass k, bool force)
 	if ((*jvmti)->GetClassMethods(jvmti, k, &n, &mids))
 		return;
 	class_info_get(k, &ci);
-	for (i = 0; i < n && cmw__active(); i++)
-		write_method(mids[i], &ci, method_ptr(mids[i]), NULL, NULL,
-			     force);
+	mb = calloc(METHOD_BATCH, sizeof(*mb));
+	ms = calloc(METHOD_BATCH, sizeof(*ms));
+	if (!mb || !ms)
+		goto cleanup;
+	for (i = 0; i <= n && cmw__active(); i++) {
+		uintptr_t m = i < n ? method_ptr(mids[i]) : 0;
+
+		if (nb && (i == n || nb == METHOD_BATCH)) {
+			cmw__append_methods(ms, nb, force);
+			while (nb)
+				method_put(&mb[--nb]);
+		}
+		if (i == n)
+			break;
+		if (!force && cmw__method_known(m))
+			continue;
+		if (method_get(mids[i], &ci, m, NULL, NULL, &mb[nb]))
+			continue;
+		ms[nb] = mb[nb].m;
+		nb++;
+	}
+cleanup:
+	while (nb)
+		method_put(&mb[--nb]);
+	free(mb);
+	free(ms);
 	jfree(ci.source);
 	jfree(mids);
 }
@@ -202,12 +232,16 @@ static void ensure_method(jmethodID mid, uintptr_t method, const char *name,
 			  const char *sig)
 {
 	struct class_info ci;
+	struct meth_buf mb;
 	jclass k = NULL;
 
 	if (cmw__method_known(method) || (*jvmti)->GetMethodDeclaringClass(jvmti, mid, &k) || !k)
 		return;
 	class_info_get(k, &ci);
-	write_method(mid, &ci, method, name, sig, false);
+	/* the writer's live set dedups; a race writes one twice, harmless */
+	if (!method_get(mid, &ci, method, name, sig, &mb))
+		cmw__append_methods(&mb.m, 1, false);
+	method_put(&mb);
 	jfree(ci.source);
 }
 
@@ -850,16 +884,19 @@ static int compact_once(void)
 		/* what is live nearly fills the map: compacting again soon
 		 * would win nothing */
 		ret = st.new_bytes > opt.max_size / 2 ? -1 : 0;
-		log_info("code map generation %llu: %llu -> %llu bytes (%llu methods kept, %llu dropped, %llu code, %llu stubs, %llu threads), %.1f ms",
+		log_info("code map generation %llu: %llu -> %llu bytes (%llu methods kept, %llu dropped, %llu strings, %llu classes, %llu code, %llu stubs, %llu threads), %.1f ms, %.1f ms of it locked",
 			 (unsigned long long)st.generation,
 			 (unsigned long long)st.old_bytes,
 			 (unsigned long long)st.new_bytes,
 			 (unsigned long long)st.methods_kept,
 			 (unsigned long long)st.methods_dropped,
+			 (unsigned long long)st.strings,
+			 (unsigned long long)st.classes,
 			 (unsigned long long)st.code,
 			 (unsigned long long)st.stubs,
 			 (unsigned long long)st.threads,
-			 (double)(cmw__now_ns() - t0) / 1e6);
+			 (double)(cmw__now_ns() - t0) / 1e6,
+			 (double)st.locked_ns / 1e6);
 	} else {
 		log_warn("code map compaction failed (the live set does not fit maxsize=%llu, or /dev/shm is full): tried again later",
 			 (unsigned long long)opt.max_size);

@@ -7,12 +7,14 @@
  * moves; it grows (fallocate, so tmpfs space is committed and a full
  * /dev/shm is an error, not a SIGBUS) in chunks.
  *
- * The writer indexes what it appended (METHOD by Method*, CODE and STUB by
- * start, THREAD by tid, the VM and CONT records): UNLOAD and thread-end
+ * The writer indexes what it appended (methods by Method*, CODE and STUB
+ * by start, THREAD by tid, the VM and CONT records; the strings and
+ * classes of this generation by text and by id): UNLOAD and thread-end
  * records take entries out, so the index is the live set, offsets into the
  * current file. cmw__compact() copies the live set into a new generation
- * (see codemap_format.h); only methods need the JVM's word on what is
- * still loaded, which the caller enumerates outside the lock.
+ * (see codemap_format.h), methods with exactly the strings and classes
+ * they use; only methods need the JVM's word on what is still loaded,
+ * which the caller enumerates outside the lock.
  */
 #ifndef ASGST_AGENT_CMWRITER_H
 #define ASGST_AGENT_CMWRITER_H
@@ -23,7 +25,8 @@
 
 /* 0 ok, -1 with errno-like message logged */
 int cmw__open(const char *path, uint64_t max_size);
-/* append one complete record (hdr.len already set, multiple of 8) */
+/* append one complete record (hdr.len already set, multiple of 8); methods
+ * go through cmw__append_methods() */
 void cmw__append(const void *rec, size_t len);
 /* set header flags (release store) */
 void cmw__set_flags(uint32_t set);
@@ -36,8 +39,27 @@ uint64_t cmw__now_ns(void);
 /* a METHOD record for this Method* is in the live set */
 int cmw__method_known(uint64_t method);
 
-/* log bytes past the snapshot before a compaction is worth it (default) */
-#define CMW_COMPACT_MIN		(2u << 20)
+/*
+ * Methods (version 3): interned into STRINGS, CLASSES and METHODS records
+ * appended together, so a method is never written without the strings it
+ * names. Methods already in the live set are skipped unless force. The
+ * strings are copied; the caller keeps its own.
+ */
+struct cmw_method {
+	uint64_t method, const_method;
+	uint32_t modifiers, flags;
+	const char *klass, *source;	/* source NULL or "" when unknown */
+	const char *name, *sig;
+	const struct cm_line *lines;
+	uint32_t n_lines;
+};
+
+void cmw__append_methods(const struct cmw_method *ms, size_t n, int force);
+
+/* log bytes past the snapshot before a compaction is worth it (default);
+ * compact methods (version 3) make a log of the same churn about half
+ * the bytes version 2 took, hence 1 MiB where it was 2 */
+#define CMW_COMPACT_MIN		(1u << 20)
 void cmw__set_compact_min(uint64_t bytes);
 /* 1: the log is mostly dead, nears max_size, or records were dropped */
 int cmw__compaction_due(void);
@@ -51,6 +73,8 @@ struct cmw_compact_stats {
 	uint64_t old_bytes;		/* file bytes before */
 	uint64_t new_bytes;		/* snapshot bytes after */
 	uint64_t methods_kept, methods_dropped;
+	uint64_t strings, classes;	/* re-emitted for the kept methods */
+	uint64_t locked_ns;		/* the JVM's appends waited this long */
 	uint64_t code, stubs, threads;
 };
 

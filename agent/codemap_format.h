@@ -23,9 +23,11 @@
  * Generations (version 2): the log does not grow for ever. When most of
  * it is dead (unloaded code, ended threads, methods of unloaded classes)
  * or it nears max_size, the writer makes a new file: a snapshot of what is
- * live (the VM and CONT records, then METHOD, STUB, CODE and THREAD
- * records, each copied byte for byte with its original time), then the log
- * goes on in it. It is published by rename() over the same path; only
+ * live (the VM and CONT records, then the methods, then STUB, CODE and
+ * THREAD records, each copied byte for byte with its original time; in
+ * version 3 the methods are written again as STRINGS, CLASSES and METHODS
+ * records, each original record's methods together with its time), then
+ * the log goes on in it. It is published by rename() over the same path; only
  * then is CM_F_SUPERSEDED set in the old file, whose write_pos is final
  * from then on. A reader reads the old file to that write_pos, opens the
  * path again and goes on at the new file's first record; records it
@@ -35,9 +37,26 @@
  * writer holds no lock the reader could take, and its only lock is never
  * held across a JVMTI call.
  *
+ * Compact methods (version 3): a writer of version 3 publishes methods
+ * as METHODS records instead of METHOD records. Strings (method names,
+ * signatures, class names, source files) are interned: a STRINGS record
+ * defines ids, a CLASSES record names a class id by a (class name, source
+ * file) pair of string ids, and each method names its class, name and
+ * signature by id, with its line table delta-coded in varints. An id is
+ * defined before the first record that uses it, in the same generation
+ * (a snapshot defines again every id its methods use, with the same
+ * text); an id never names another text for the writer's life, so a raw
+ * recording's one stream of several generations reads the same. A
+ * record that uses an id not defined is malformed. Readers also take
+ * METHOD records in version 3 files.
+ *
+ * Varints (version 3) are LEB128: 7 bits a byte, low first, at most 10
+ * bytes and 64 bits; zigzag maps a signed v to (v << 1) ^ (v >> 63).
+ *
  * Times are CLOCK_MONOTONIC ns, the clock of bpf_ktime_get_ns().
  * Changing any layout means bumping CM_VERSION; readers also accept
- * version 1 (no generations: the version 2 header fields read as 0).
+ * version 1 (no generations: the version 2 header fields read as 0) and
+ * version 2 (no compact methods).
  */
 #ifndef ASGST_AGENT_CODEMAP_FORMAT_H
 #define ASGST_AGENT_CODEMAP_FORMAT_H
@@ -45,7 +64,7 @@
 #include <stdint.h>
 
 #define CM_MAGIC		"ASGSTCM\0"	/* 8 bytes */
-#define CM_VERSION		2
+#define CM_VERSION		3
 #define CM_VERSION_MIN		1	/* oldest version a reader accepts */
 #define CM_HEADER_SIZE		4096u
 #define CM_DEFAULT_MAX		(64u << 20)
@@ -89,6 +108,9 @@ enum cm_rec_type {
 	CM_REC_THREAD = 6,	/* struct cm_thread: start or end */
 	CM_REC_CONT = 7,	/* struct cm_cont: virtual-thread layout
 				   (JDK 21+, optional, after the VM record) */
+	CM_REC_STRINGS = 8,	/* struct cm_strings (version 3) */
+	CM_REC_CLASSES = 9,	/* struct cm_classes (version 3) */
+	CM_REC_METHODS = 10,	/* struct cm_methods (version 3) */
 	CM_REC_MAX
 };
 
@@ -196,6 +218,104 @@ struct cm_line {
 	uint32_t bci;			/* start bci */
 	uint32_t line;
 };
+
+/*
+ * Version 3: interned strings. count entries follow, each
+ *   varint id (>= 1, < 2^32), varint len (<= CM_STR_MAX), len bytes
+ * then padding to 8 (zero bytes).
+ */
+#define CM_STR_MAX		65535u
+
+struct cm_strings {
+	struct cm_rec_hdr h;
+	uint32_t count;
+	uint32_t pad;
+};
+
+/*
+ * Version 3: classes. count entries follow, each
+ *   varint id (>= 1, < 2^32), varint name (string id of the dotted
+ *   binary name, >= 1), varint source (string id, 0: no source file)
+ * then padding to 8. Classes of one name loaded twice (two class loaders)
+ * share an id: the id names the pair, not the class.
+ */
+struct cm_classes {
+	struct cm_rec_hdr h;
+	uint32_t count;
+	uint32_t pad;
+};
+
+/*
+ * Version 3: methods, count entries, each
+ *   varint method - base        (Method*, base <= every Method* here)
+ *   varint zigzag(const_method - method)
+ *   varint class id, varint name id, varint signature id (all >= 1)
+ *   varint modifiers (< 2^32), varint flags (CM_METHOD_*)
+ *   varint n_lines (<= CM_LINES_MAX), then n_lines pairs
+ *     varint zigzag(bci - previous bci), varint zigzag(line - previous
+ *     line) (both previous 0 at the first; each result in [0, 2^32))
+ * then padding to 8. The entries are methods as a METHOD record has them.
+ */
+#define CM_LINES_MAX		65536u
+
+struct cm_methods {
+	struct cm_rec_hdr h;
+	uint64_t base;
+	uint32_t count;
+	uint32_t pad;
+};
+
+/*
+ * Varint helpers for both sides. cm_varint_get reads one varint at *p
+ * below end: 1 and *p moved past it, or 0 (it runs past end, is longer
+ * than 10 bytes or does not fit 64 bits).
+ */
+static inline int cm_varint_get(const uint8_t **p, const uint8_t *end,
+				uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t x = 0;
+
+	for (unsigned int i = 0; i < 10; i++) {
+		uint8_t c;
+
+		if (q >= end)
+			return 0;
+		c = *q++;
+		if (i == 9 && c > 1)
+			return 0;
+		x |= (uint64_t)(c & 0x7f) << (7 * i);
+		if (!(c & 0x80)) {
+			*v = x;
+			*p = q;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* bytes written to out (at least 10 bytes of room) */
+static inline unsigned int cm_varint_put(uint8_t *out, uint64_t v)
+{
+	unsigned int n = 0;
+
+	while (v >= 0x80) {
+		out[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+static inline uint64_t cm_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t cm_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
 
 /* cm_code.kind */
 enum cm_code_kind {

@@ -81,8 +81,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lookups(cm);
 	codemap__prune(cm, UINT64_MAX);
 	lookups(cm);
-	if (codemap__mem_bytes(cm) > 8 * (size + 4) + (2u << 20))
-		abort();	/* memory stays proportional to the maps */
+	/* memory stays proportional to the maps (a version 3 method entry
+	 * of 8 bytes is a method of ~200 bytes in the reader) */
+	if (codemap__mem_bytes(cm) > 32 * (size + 4) + (2u << 20))
+		abort();
 cleanup:
 	if (fd >= 0)
 		close(fd);

@@ -42,18 +42,39 @@ def pad(o, a):
     return (o + a - 1) // a * a
 
 
+def varint(b, o, end):
+    """LEB128 (version 3): (value, next offset)"""
+    v = 0
+    for i in range(10):
+        if o >= end:
+            raise Bad("varint past record end")
+        c = b[o]
+        o += 1
+        v |= (c & 0x7f) << (7 * i)
+        if not c & 0x80:
+            if v >> 64:
+                raise Bad("varint over 64 bits")
+            return v, o
+    raise Bad("varint longer than 10 bytes")
+
+
+def unzigzag(v):
+    return (v >> 1) ^ -(v & 1)
+
+
 def parse(path):
     b = open(path, "rb").read()
     if len(b) < 4096:
         raise Bad("file shorter than the header")
     magic, ver, hsz, pid, flags, maxsz, wpos, start, dropped, reason = HDR.unpack_from(b, 0)
-    if magic != b"ASGSTCM\0" or ver not in (1, 2) or hsz != 4096:
+    if magic != b"ASGSTCM\0" or ver not in (1, 2, 3) or hsz != 4096:
         raise Bad("bad magic/version/header size")
     if wpos > len(b) or wpos < 4096:
         raise Bad("write_pos out of range")
     m = dict(pid=pid, flags=flags, write_pos=wpos, dropped=dropped,
              reason=reason.split(b"\0")[0].decode(), vm=None, methods={},
-             codes=[], unloads=[], stubs=[], threads=[])
+             codes=[], unloads=[], stubs=[], threads=[], version=ver)
+    strs, classes = {}, {}  # version 3 ids
     o = 4096
     while o < wpos:
         if o + 16 > wpos:
@@ -139,6 +160,56 @@ def parse(path):
                                   "chunk_stack", "entry_size", "oop_size",
                                   "oop_shift", "oop_base", "chunk_parent",
                                   "pad"), f))
+        elif typ == 8:  # STRINGS: id, len, bytes
+            cnt, _ = struct.unpack_from("<II", b, p)
+            p += 8
+            for _ in range(cnt):
+                sid, p = varint(b, p, end)
+                n, p = varint(b, p, end)
+                if p + n > end:
+                    raise Bad("string past record end")
+                txt = b[p:p + n].decode("utf-8", "replace")
+                if strs.get(sid, txt) != txt:
+                    raise Bad("string id %d defined again" % sid)
+                strs[sid] = txt
+                p += n
+        elif typ == 9:  # CLASSES: id, name string, source string
+            cnt, _ = struct.unpack_from("<II", b, p)
+            p += 8
+            for _ in range(cnt):
+                cid, p = varint(b, p, end)
+                nsid, p = varint(b, p, end)
+                ssid, p = varint(b, p, end)
+                if nsid not in strs or (ssid and ssid not in strs):
+                    raise Bad("class %d names an undefined string" % cid)
+                classes[cid] = (strs[nsid], strs[ssid] if ssid else "")
+        elif typ == 10:  # METHODS
+            base, cnt, _ = struct.unpack_from("<QII", b, p)
+            p += 16
+            for _ in range(cnt):
+                d, p = varint(b, p, end)
+                z, p = varint(b, p, end)
+                cid, p = varint(b, p, end)
+                nid, p = varint(b, p, end)
+                gid, p = varint(b, p, end)
+                mods, p = varint(b, p, end)
+                fl, p = varint(b, p, end)
+                nl, p = varint(b, p, end)
+                if cid not in classes or nid not in strs or gid not in strs:
+                    raise Bad("method names an undefined id")
+                lines, bci, line = [], 0, 0
+                for _ in range(nl):
+                    zb, p = varint(b, p, end)
+                    zl, p = varint(b, p, end)
+                    bci += unzigzag(zb)
+                    line += unzigzag(zl)
+                    lines.append((bci, line))
+                meth = base + d
+                cls, src = classes[cid]
+                m["methods"][meth] = dict(
+                    cls=cls, name=strs[nid], sig=strs[gid], src=src,
+                    lines=lines, mods=mods, flags=fl,
+                    const_method=(meth + unzigzag(z)) & (2**64 - 1))
         else:
             raise Bad("unknown record type %d" % typ)
         o = end

@@ -6,20 +6,20 @@
 need_jdk17
 agent_run_check "$JDK17" jdk17
 
-# a small maximum: the map stops at it, says it is full, counts the drops,
-# and the JVM runs on
-"$JDK17/bin/java" -agentpath:"$AGENT"=maxsize=1m,path="$TMP/small.map" \
+# a small maximum (256k: compact methods fit the workload in 1m): the map
+# stops at it, says it is full, counts the drops, and the JVM runs on
+"$JDK17/bin/java" -agentpath:"$AGENT"=maxsize=256k,path="$TMP/small.map" \
 	-cp "$WL/classes" AgentWorkload 2 > "$TMP/small.out" 2>&1 &
 p=$!; bg $p
 n=300
 while ! grep -qs READY "$TMP/small.out" && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
 cp "$TMP/small.map" "$TMP/small.copy" 2>/dev/null || fail "no map at path=$TMP/small.map"
-wait $p || fail "JVM with maxsize=1m exited with $?"
+wait $p || fail "JVM with maxsize=256k exited with $?"
 sz=$(stat -c %s "$TMP/small.copy")
-[ "$sz" -le $((1048576 + 4096)) ] || fail "map grew to $sz bytes past maxsize"
+[ "$sz" -le 262144 ] || fail "map grew to $sz bytes past maxsize"
 "$ASGST" codemap "$TMP/small.copy" > "$TMP/small.txt" 2>&1 || fail "full map rejected by the reader"
 grep -q '^header .*flags=0x[0-9a-f]*(ready,full' "$TMP/small.txt" || fail "full map not flagged full"
 grep -Eq '^header .* dropped=[1-9]' "$TMP/small.txt" || fail "full map counts no drops"
 grep -q 'code map full' "$TMP/small.out" || fail "no warning when the map filled"
-echo "INFO: maxsize=1m: map $sz bytes, $(grep -o 'dropped=[0-9]*' "$TMP/small.txt" | head -1)"
+echo "INFO: maxsize=256k: map $sz bytes, $(grep -o 'dropped=[0-9]*' "$TMP/small.txt" | head -1)"
 echo "PASS"

@@ -697,7 +697,7 @@ static void test_bad_header(void **state)
 
 	build_full(&w, 1);
 	w_hdr(&w)->version = CM_VERSION + 1;
-	expect_bad(&w, "version.map", -EPROTO, "format version 3");
+	expect_bad(&w, "version.map", -EPROTO, "format version 4");
 	w_hdr(&w)->version = 0;
 	expect_bad(&w, "version0.map", -EPROTO, "format version 0");
 	w_hdr(&w)->version = CM_VERSION;
@@ -1211,7 +1211,7 @@ static void test_cmd_codemap(void **state)
 	assert_int_equal(rc, 0);
 	snprintf(want, sizeof(want), "codemap %s\n", tpath("cmd.map"));
 	assert_non_null(strstr(out, want));
-	assert_non_null(strstr(out, "\nheader version=2 header_size=4096 writer_pid=77 flags=0x1(ready) "));
+	assert_non_null(strstr(out, "\nheader version=3 header_size=4096 writer_pid=77 flags=0x1(ready) "));
 	assert_non_null(strstr(out, "\nvm jdk=17 version=\"17.0.15+6-test\"\n"));
 	assert_non_null(strstr(out, "\nconst if_bcp -8\n"));
 	assert_non_null(strstr(out, "\nconst call_stub_return 0x7000100\n"));
@@ -1688,9 +1688,366 @@ static void test_version1(void **state)
 	assert_true(codemap__ok(cm));
 	assert_non_null(codemap__find(cm, 0x7400010, 0));
 	codemap__free(cm);
-	w_hdr(&w)->version = 3;
-	assert_true(open_buf(&cm, &w, "v3.map", err, sizeof(err)) < 0);
-	assert_non_null(strstr(err, "versions 1 to 2"));
+	w_hdr(&w)->version = 2;
+	assert_int_equal(open_buf(&cm, &w, "v2.map", err, sizeof(err)), 0);
+	assert_non_null(codemap__method(cm, M_RUN));
+	codemap__free(cm);
+	w_hdr(&w)->version = 4;
+	assert_true(open_buf(&cm, &w, "v4.map", err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "versions 1 to 3"));
+	free(w.buf);
+}
+
+/* ---- version 3: strings, classes, compact methods ------------------------ */
+
+static void w_varint(struct mapw *w, uint64_t v)
+{
+	uint8_t b[10];
+
+	w_put(w, b, cm_varint_put(b, v));
+}
+
+/* STRINGS: ids[i] -> texts[i] */
+static void add_strings(struct mapw *w, uint64_t t, uint32_t n,
+			const uint32_t *ids, const char *const *texts)
+{
+	struct cm_strings r = { .h = rh(CM_REC_STRINGS, t), .count = n };
+
+	w_begin(w, &r, sizeof(r));
+	for (uint32_t i = 0; i < n; i++) {
+		w_varint(w, ids[i]);
+		w_varint(w, strlen(texts[i]));
+		w_put(w, texts[i], strlen(texts[i]));
+	}
+	w_end(w);
+}
+
+/* CLASSES: each entry three ids (class, name string, source string) */
+static void add_classes(struct mapw *w, uint64_t t, uint32_t n,
+			const uint32_t (*e)[3])
+{
+	struct cm_classes r = { .h = rh(CM_REC_CLASSES, t), .count = n };
+
+	w_begin(w, &r, sizeof(r));
+	for (uint32_t i = 0; i < n; i++)
+		for (int j = 0; j < 3; j++)
+			w_varint(w, e[i][j]);
+	w_end(w);
+}
+
+struct tm3 {
+	uint64_t method, const_method;
+	uint32_t cid, nid, gid, mods, flags, n_lines;
+	const struct cm_line *lines;
+};
+
+static void add_methods(struct mapw *w, uint64_t t, uint64_t base,
+			uint32_t n, const struct tm3 *m)
+{
+	struct cm_methods r = { .h = rh(CM_REC_METHODS, t), .base = base,
+				.count = n };
+
+	w_begin(w, &r, sizeof(r));
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t pb = 0, pl = 0;
+
+		w_varint(w, m[i].method - base);
+		w_varint(w, cm_zigzag((int64_t)(m[i].const_method - m[i].method)));
+		w_varint(w, m[i].cid);
+		w_varint(w, m[i].nid);
+		w_varint(w, m[i].gid);
+		w_varint(w, m[i].mods);
+		w_varint(w, m[i].flags);
+		w_varint(w, m[i].n_lines);
+		for (uint32_t j = 0; j < m[i].n_lines; j++) {
+			w_varint(w, cm_zigzag((int64_t)m[i].lines[j].bci - pb));
+			w_varint(w, cm_zigzag((int64_t)m[i].lines[j].line - pl));
+			pb = m[i].lines[j].bci;
+			pl = m[i].lines[j].line;
+		}
+	}
+	w_end(w);
+}
+
+#define M3_A		0x7f0000001000ull
+#define M3_B		0x7f0000001060ull
+#define M3_N		0x7f00000010c0ull
+
+/* a version 3 map: two classes (one without a source), three methods */
+static void build_v3(struct mapw *w)
+{
+	static const uint32_t sid[] = { 1, 2, 3, 4, 5, 6, 7 };
+	static const char *const txt[] = {
+		"com.example.Big", "Big.java", "run", "(I)I", "com.example.Nat",
+		"go", "",
+	};
+	static const uint32_t cls[][3] = { { 1, 1, 2 }, { 2, 5, 0 } };
+	/* unsorted, with a line going back: deltas of both signs */
+	static const struct cm_line la[] = { { 0, 100 }, { 9, 98 }, { 4, 99 } };
+	static const struct cm_line lb[] = { { 0, 7 } };
+	const struct tm3 ms[] = {
+		{ M3_A, M3_A - 0x400, 1, 3, 4, 9, 0, 3, la },
+		{ M3_B, M3_B + 0x28, 1, 6, 4, 1, 0, 1, lb },
+		{ M3_N, M3_N + 8, 2, 3, 4, 0x109, CM_METHOD_NATIVE, 0, NULL },
+	};
+
+	w_init(w, 3);
+	add_vm(w, 10, 17, "17.0.15+6-test");
+	add_strings(w, 20, 7, sid, txt);
+	add_classes(w, 21, 2, cls);
+	add_methods(w, 22, M3_A, 3, ms);
+}
+
+static void test_v3_records(void **state)
+{
+	const struct codemap_method *m;
+	struct codemap_stats st;
+	struct codemap *cm = NULL;
+	char err[512];
+	struct mapw w;
+	size_t end;
+
+	(void)state;
+	build_v3(&w);
+	assert_int_equal(open_buf(&cm, &w, "v3.map", err, sizeof(err)), 0);
+	m = codemap__method(cm, M3_A);
+	assert_non_null(m);
+	assert_string_equal(m->klass, "com.example.Big");
+	assert_string_equal(m->name, "run");
+	assert_string_equal(m->signature, "(I)I");
+	assert_string_equal(m->source, "Big.java");
+	assert_int_equal(m->const_method, M3_A - 0x400);
+	assert_int_equal(m->modifiers, 9);
+	assert_int_equal(m->n_lines, 3);
+	assert_int_equal(codemap_method__line(m, 0), 100);
+	assert_int_equal(codemap_method__line(m, 5), 99);
+	assert_int_equal(codemap_method__line(m, 20), 98);
+	m = codemap__method(cm, M3_B);
+	assert_non_null(m);
+	assert_string_equal(m->name, "go");
+	assert_int_equal(m->const_method, M3_B + 0x28);
+	assert_int_equal(codemap_method__line(m, 3), 7);
+	m = codemap__method(cm, M3_N);
+	assert_non_null(m);
+	assert_string_equal(m->klass, "com.example.Nat");
+	assert_string_equal(m->source, "");
+	assert_int_equal(m->flags, CM_METHOD_NATIVE);
+	assert_int_equal(m->n_lines, 0);
+	assert_int_equal(codemap_method__line(m, 0), -1);
+	/* the class name string is shared, interned once */
+	assert_ptr_equal(codemap__method(cm, M3_A)->klass,
+			 codemap__method(cm, M3_B)->klass);
+	codemap__stats(cm, &st);
+	assert_int_equal(st.methods, 3);
+	assert_int_equal(st.strings, 7);
+	assert_int_equal(st.classes, 2);
+	codemap__free(cm);
+
+	/* a snapshot's definitions again, the same: one method each still */
+	end = w.len;
+	{
+		static const uint32_t sid[] = { 3, 1 };
+		static const char *const txt[] = { "run", "com.example.Big" };
+		static const uint32_t cls[][3] = { { 1, 1, 2 } };
+		static const struct cm_line la[] = { { 0, 100 }, { 9, 98 },
+						     { 4, 99 } };
+		const struct tm3 again = { M3_A, M3_A - 0x400, 1, 3, 4, 9, 0, 3,
+					   la };
+
+		add_strings(&w, 30, 2, sid, txt);
+		add_classes(&w, 31, 1, cls);
+		add_methods(&w, 32, M3_A - 16, 1, &again);
+	}
+	assert_int_equal(open_buf(&cm, &w, "v3again.map", err, sizeof(err)), 0);
+	assert_int_equal(codemap__nmethods(cm), 3);
+	codemap__free(cm);
+	assert_true(end < w.len);
+
+	/* the dump names them as for METHOD records */
+	{
+		int rc;
+		char *out;
+
+		write_file(tpath("v3cmd.map"), w.buf, w.len);
+		out = run_cmd(&rc, tpath("v3cmd.map"), NULL);
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(out, "\nmethod 0x7f0000001000 com.example.Big run (I)I Big.java lines=3 modifiers=0x9 const=0x7f0000000c00\n"));
+		assert_non_null(strstr(out, " com.example.Nat run (I)I - lines=0 modifiers=0x109 "));
+		assert_non_null(strstr(out, " strings=7 classes=2 reader_bytes="));
+	}
+	free(w.buf);
+}
+
+/* version 3 across a hand-over: ids are the file's; the names stay */
+static void test_v3_handover(void **state)
+{
+	static const uint32_t sid[] = { 1, 2, 3, 4 };
+	static const char *const txt[] = {
+		"com.example.Big", "Big.java", "run", "(I)I",
+	};
+	static const uint32_t cls[][3] = { { 1, 1, 2 } };
+	static const struct cm_line la[] = { { 0, 100 }, { 4, 99 }, { 9, 98 } };
+	const struct tm3 a = { M3_A, M3_A - 0x400, 1, 3, 4, 9, 0, 3, la };
+	const struct tm3 n = { M3_N + 0x100, M3_N, 2, 3, 4, 0, 0, 0, NULL };
+	const char *path = tpath("v3gen.map");
+	const struct codemap_method *ma;
+	struct mapw g0, g1;
+	struct codemap *cm = NULL;
+	char err[512];
+	int fd;
+
+	(void)state;
+	build_v3(&g0);
+	w_hdr(&g0)->writer_pid = 77;
+	write_file(path, g0.buf, g0.len);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(codemap__open(&cm, "/", path, err, sizeof(err)), 0);
+	ma = codemap__method(cm, M3_A);
+	assert_non_null(ma);
+	/* generation 1: M3_A's ids again; M3_B and M3_N not live */
+	w_init(&g1, 77);
+	add_vm(&g1, 10, 17, "17.0.15+6-test");
+	add_strings(&g1, 22, 4, sid, txt);
+	add_classes(&g1, 22, 1, cls);
+	add_methods(&g1, 22, M3_A, 1, &a);
+	w_gen(&g1, 1, 100);
+	hand_over(path, &g0, fd, &g1);
+	assert_int_equal(codemap__update(cm), 0);
+	/* the same method, the same names: nothing freed, nothing new */
+	assert_ptr_equal(codemap__method(cm, M3_A), ma);
+	assert_string_equal(ma->klass, "com.example.Big");
+	assert_non_null(codemap__method(cm, M3_N));	/* dead, kept a while */
+	codemap__prune(cm, UINT64_MAX);
+	assert_null(codemap__method(cm, M3_N));
+	assert_string_equal(codemap__method(cm, M3_A)->name, "run");
+	/* class id 2 was generation 0's only: a record naming it now is bad */
+	g1.rec = g1.len;
+	add_methods(&g1, 120, M3_N, 1, &n);
+	write_file(path, g1.buf, g1.len);
+	assert_true(codemap__update(cm) < 0);
+	assert_non_null(strstr(codemap__error(cm), "names class id 2, not defined"));
+	close(fd);
+	codemap__free(cm);
+	free(g0.buf);
+	free(g1.buf);
+}
+
+/* a version 3 map whose last record is replaced by the bytes of rec */
+static void expect_bad_v3(const char *name, uint32_t type, uint64_t base,
+			  const void *body, size_t n, const char *want)
+{
+	struct mapw w;
+
+	build_v3(&w);
+	if (type == CM_REC_METHODS) {
+		struct cm_methods r = { .h = rh(type, 40), .base = base };
+
+		w_begin(&w, &r, sizeof(r));
+	} else {
+		struct cm_strings r = { .h = rh(type, 40) };
+
+		w_begin(&w, &r, sizeof(r));
+	}
+	/* count: the first byte of body says how many entries */
+	memcpy(w.buf + w.rec + (type == CM_REC_METHODS ?
+				offsetof(struct cm_methods, count) :
+				offsetof(struct cm_strings, count)), body, 1);
+	w_put(&w, (const uint8_t *)body + 1, n - 1);
+	w_end(&w);
+	expect_bad(&w, name, -EINVAL, want);
+	free(w.buf);
+}
+
+#define BAD3(name, type, base, want, ...) do {				\
+	static const uint8_t b_[] = { __VA_ARGS__ };			\
+	expect_bad_v3(name, type, base, b_, sizeof(b_), want);		\
+} while (0)
+
+static void test_v3_malformed(void **state)
+{
+	struct mapw w;
+
+	(void)state;
+	/* STRINGS */
+	BAD3("s-id0.map", CM_REC_STRINGS, 0, "entry 0 has id 0", 1, 0, 1, 'x');
+	BAD3("s-over.map", CM_REC_STRINGS, 0, "entry 0 overruns", 1, 9, 200, 1,
+	     'x');
+	BAD3("s-count.map", CM_REC_STRINGS, 0, "entry 1 ", 2, 9, 1, 'x');
+	BAD3("s-varint.map", CM_REC_STRINGS, 0, "entry 0 overruns", 1, 0x80,
+	     0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 1,
+	     'x');
+	BAD3("s-id-big.map", CM_REC_STRINGS, 0, "has id 4294967296", 1, 0x80,
+	     0x80, 0x80, 0x80, 0x10, 1, 'x');
+	BAD3("s-again.map", CM_REC_STRINGS, 0,
+	     "defines string id 3 again with another text", 1, 3, 3, 'r', 'u',
+	     'm');
+	BAD3("s-tail.map", CM_REC_STRINGS, 0, "bytes after its 1 entries", 1,
+	     9, 1, 'x', 0, 0, 0, 0, 0, 0, 0, 0, 0, 7);
+	BAD3("s-pad.map", CM_REC_STRINGS, 0, "bytes after its 1 entries", 1,
+	     9, 1, 'x', 5);
+	/* CLASSES */
+	BAD3("c-undef.map", CM_REC_CLASSES, 0,
+	     "names string id 77, not defined or empty", 1, 3, 77, 0);
+	BAD3("c-empty.map", CM_REC_CLASSES, 0,
+	     "names string id 7, not defined or empty", 1, 3, 7, 0);
+	BAD3("c-src.map", CM_REC_CLASSES, 0,
+	     "names string id 99, not defined or empty", 1, 3, 1, 99);
+	BAD3("c-again.map", CM_REC_CLASSES, 0,
+	     "defines class id 1 again as another class", 1, 1, 1, 0);
+	BAD3("c-id0.map", CM_REC_CLASSES, 0, "entry 0 has id 0", 1, 0, 1, 2);
+	/* two ids in exactly 8 bytes (long varints): the third is past the end */
+	BAD3("c-cut.map", CM_REC_CLASSES, 0, "entry 0 overruns", 1, 0x83, 0x80,
+	     0x80, 0x80, 0x00, 0x81, 0x80, 0x00);
+	/* METHODS: delta, const, class, name, sig, mods, flags, n_lines */
+	BAD3("m-class.map", CM_REC_METHODS, 0x1000,
+	     "names class id 9, not defined", 1, 0, 0, 9, 3, 4, 0, 0, 0);
+	BAD3("m-name.map", CM_REC_METHODS, 0x1000, "a string id not defined",
+	     1, 0, 0, 1, 30, 4, 0, 0, 0);
+	BAD3("m-empty.map", CM_REC_METHODS, 0x1000, "a string id not defined",
+	     1, 0, 0, 1, 7, 4, 0, 0, 0);
+	BAD3("m-flags.map", CM_REC_METHODS, 0x1000, "unknown flags 0x4", 1, 0,
+	     0, 1, 3, 4, 0, 4, 0);
+	BAD3("m-mods.map", CM_REC_METHODS, 0x1000, "has modifiers", 1, 0, 0, 1,
+	     3, 4, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0);
+	BAD3("m-null.map", CM_REC_METHODS, 0, "Method* out of range", 1, 0, 0,
+	     1, 3, 4, 0, 0, 0);
+	BAD3("m-wrap.map", CM_REC_METHODS, 0xffffffffffffff00ull,
+	     "Method* out of range", 1, 0x80, 0x02, 0, 1, 3, 4, 0, 0, 0);
+	BAD3("m-lines.map", CM_REC_METHODS, 0x1000, "n_lines 100, more than fit",
+	     1, 0, 0, 1, 3, 4, 0, 0, 100, 0, 2);
+	BAD3("m-lines-max.map", CM_REC_METHODS, 0x1000, "more than fit", 1, 0,
+	     0, 1, 3, 4, 0, 0, 0x81, 0x80, 0x04);
+	BAD3("m-bci.map", CM_REC_METHODS, 0x1000, "line 0 is out of range", 1,
+	     0, 0, 1, 3, 4, 0, 0, 1, 1, 2);
+	BAD3("m-line-back.map", CM_REC_METHODS, 0x1000, "line 1 is out of range",
+	     1, 0, 0, 1, 3, 4, 0, 0, 2, 0, 2, 0, 5);
+	BAD3("m-cut.map", CM_REC_METHODS, 0x1000, "entry 0 overruns", 1, 0x80,
+	     0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0);
+	BAD3("m-count.map", CM_REC_METHODS, 0x1000, "entry 1 overruns", 2, 0, 0,
+	     1, 3, 4, 0, 0, 0);
+	BAD3("m-tail.map", CM_REC_METHODS, 0x1000, "bytes after its 1 entries",
+	     1, 0, 0, 1, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1);
+	/* short records and a pad */
+	build_v3(&w);
+	{
+		struct cm_rec_hdr h = rh(CM_REC_METHODS, 50);
+
+		w_begin(&w, &h, sizeof(h));
+		w_put(&w, "\0\0\0\0\0\0\0\0", 8);
+		w_end(&w);
+	}
+	expect_bad(&w, "m-short.map", -EINVAL,
+		   "METHODS record of 24 bytes is shorter than 32");
+	free(w.buf);
+	build_v3(&w);
+	{
+		struct cm_strings r = { .h = rh(CM_REC_STRINGS, 50), .pad = 1 };
+
+		w_begin(&w, &r, sizeof(r));
+		w_end(&w);
+	}
+	expect_bad(&w, "s-padfield.map", -EINVAL, "STRINGS record has pad 0x1");
 	free(w.buf);
 }
 
@@ -1715,6 +2072,16 @@ static int write_seeds(const char *dir)
 	add_thread(&w, 5, 50, 0x1000, 0, "first");
 	add_thread(&w, 6, 50, 0x1000, CM_THREAD_END, "first");
 	snprintf(p, sizeof(p), "%s/reuse.map", dir);
+	write_file(p, w.buf, w.len);
+	free(w.buf);
+	/* version 3: strings, classes, compact methods and code naming them */
+	build_v3(&w);
+	{
+		const uint64_t pool3[] = { M3_A, M3_B };
+
+		add_code(&w, 60, 0x1000, 0x1100, M3_A, 4, 6, 2, pool3, 1, pcs);
+	}
+	snprintf(p, sizeof(p), "%s/v3.map", dir);
 	write_file(p, w.buf, w.len);
 	free(w.buf);
 	return 0;
@@ -1748,6 +2115,30 @@ static int write_gen_seeds(const char *dir)
 	build_gen0(&g0, false);
 	build_gen1(&g1, 3, false);
 	snprintf(p, sizeof(p), "%s/lost.bin", dir);
+	write_gen_seed(p, &g0, &g1);
+	free(g0.buf);
+	free(g1.buf);
+	/* version 3: the snapshot defines again the ids M3_A uses */
+	build_v3(&g0);
+	w_init(&g1, 3);
+	add_vm(&g1, 10, 17, "17.0.15+6-test");
+	{
+		static const uint32_t sid[] = { 1, 2, 3, 4 };
+		static const char *const txt[] = {
+			"com.example.Big", "Big.java", "run", "(I)I",
+		};
+		static const uint32_t cls[][3] = { { 1, 1, 2 } };
+		static const struct cm_line la[] = { { 0, 100 }, { 4, 99 },
+						     { 9, 98 } };
+		const struct tm3 a = { M3_A, M3_A - 0x400, 1, 3, 4, 9, 0, 3,
+				       la };
+
+		add_strings(&g1, 22, 4, sid, txt);
+		add_classes(&g1, 22, 1, cls);
+		add_methods(&g1, 22, M3_A, 1, &a);
+	}
+	w_gen(&g1, 1, 100);
+	snprintf(p, sizeof(p), "%s/v3.bin", dir);
 	write_gen_seed(p, &g0, &g1);
 	free(g0.buf);
 	free(g1.buf);
@@ -1792,6 +2183,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_version1),
 		cmocka_unit_test(test_real_handover),
 		cmocka_unit_test(test_method_reuse),
+		cmocka_unit_test(test_v3_records),
+		cmocka_unit_test(test_v3_malformed),
+		cmocka_unit_test(test_v3_handover),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "--write-seeds"))

@@ -38,7 +38,9 @@
  *   thread TID "NAME" jt=0xJ start=T end=T|- flags=platform|virtual[,carrier][,daemon]
  *   summary records=N bytes=N methods=N blobs=N stubs=N threads=N unloads=N
  *          dropped=N last_ns=T generation=G handovers=N gens_missed=N
- *          reconciled=N status=ok|error
+ *          reconciled=N strings=N classes=N reader_bytes=N status=ok|error
+ *          (strings, classes: ids of version 3 maps read; reader_bytes:
+ *          the memory the reader holds for the map)
  * (each entry above is one line; the indentation here only wraps it)
  *
  * --json prints one JSON object with the same content: {"path", "header",
@@ -326,10 +328,13 @@ static void print_text(FILE *o, const struct codemap *cm)
 		" methods=%" PRIu64 " blobs=%" PRIu64 " stubs=%" PRIu64
 		" threads=%" PRIu64 " unloads=%" PRIu64 " dropped=%" PRIu64
 		" last_ns=%" PRIu64 " generation=%" PRIu64 " handovers=%" PRIu64
-		" gens_missed=%" PRIu64 " reconciled=%" PRIu64 " status=%s\n",
+		" gens_missed=%" PRIu64 " reconciled=%" PRIu64
+		" strings=%" PRIu64 " classes=%" PRIu64 " reader_bytes=%zu"
+		" status=%s\n",
 		st.records, st.bytes, st.methods, st.blobs, st.stubs, st.threads,
 		st.unloads, st.dropped, st.last_record_ns, st.generation,
-		st.handovers, st.gens_missed, st.reconciled,
+		st.handovers, st.gens_missed, st.reconciled, st.strings,
+		st.classes, codemap__mem_bytes(cm),
 		codemap__ok(cm) ? "ok" : "error");
 }
 
@@ -481,10 +486,13 @@ static void print_json(FILE *o, const struct codemap *cm)
 		",\"dropped\":%" PRIu64 ",\"last_ns\":%" PRIu64
 		",\"generation\":%" PRIu64 ",\"handovers\":%" PRIu64
 		",\"gens_missed\":%" PRIu64 ",\"reconciled\":%" PRIu64
+		",\"strings\":%" PRIu64 ",\"classes\":%" PRIu64
+		",\"reader_bytes\":%zu"
 		",\"status\":\"%s\"}}\n", st.records, st.bytes, st.methods,
 		st.blobs, st.stubs, st.threads, st.unloads, st.dropped,
 		st.last_record_ns, st.generation, st.handovers, st.gens_missed,
-		st.reconciled, codemap__ok(cm) ? "ok" : "error");
+		st.reconciled, st.strings, st.classes, codemap__mem_bytes(cm),
+		codemap__ok(cm) ? "ok" : "error");
 }
 
 static bool all_digits(const char *s)

@@ -399,6 +399,7 @@ static int follow(struct codemap *cm)
 			       "generation %" PRIu64 " is not of this writer (refused)",
 			       h.generation);
 	}
+	cm_ids_reset(cm);
 	cm->stats.gens_missed += h.generation - cm->hdr.generation - 1;
 	cm->stats.handovers++;
 	cm->vbase += cm->pos - CM_HEADER_SIZE;
@@ -932,6 +933,8 @@ void codemap__free(struct codemap *cm)
 	free(cm->sorted);
 	free(cm->maxend);
 	free(cm->threads);
+	cm_ids_reset(cm);
+	free(cm->lbuf);
 	u64map__free(&cm->mhash);
 	u64map__free(&cm->live);
 	u64map__free(&cm->thash);
@@ -1137,6 +1140,7 @@ size_t codemap__mem_bytes(const struct codemap *cm)
 	       cm->capt * sizeof(*cm->threads) +
 	       (cm->mhash.cap + cm->live.cap + cm->thash.cap) *
 		       (sizeof(uint64_t) + sizeof(void *)) +
+	       cm_ids_bytes(cm) + cm->lbufcap * sizeof(*cm->lbuf) +
 	       cm->bufcap;
 }
 

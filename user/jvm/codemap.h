@@ -87,6 +87,8 @@ struct codemap_stats {
 	uint64_t reconciled;		/* code and threads found dead only by a
 					   snapshot (their records were lost) */
 	uint64_t pruned;		/* dead records freed (retention) */
+	/* version 3: string and class ids read (all files) */
+	uint64_t strings, classes;
 };
 
 /*
@@ -137,7 +139,9 @@ bool codemap__ok(const struct codemap *cm);
 const char *codemap__error(const struct codemap *cm);	/* NULL when ok */
 uint32_t codemap__writer_pid(const struct codemap *cm);
 /* additions: the last header read (disabled_reason NUL-terminated), the
- * path used in messages, and the bytes this reader holds (<= ~2x the map) */
+ * path used in messages, and the bytes this reader holds (a few times the
+ * map's bytes; at worst ~25x for a crafted map of minimal version 3
+ * method entries) */
 const struct cm_file_header *codemap__header(const struct codemap *cm);
 const char *codemap__path(const struct codemap *cm);
 size_t codemap__mem_bytes(const struct codemap *cm);

@@ -77,6 +77,13 @@ struct codemap {
 	size_t nmethods, capm;
 	struct u64map mhash;		/* Method* -> newest method */
 
+	/* version 3: ids of strings and classes, of the file read now (a
+	 * snapshot defines again what its records use): string id ->
+	 * interned text; class id -> interned name, source ("" none) */
+	struct u64map sids, cid_name, cid_src;
+	struct cm_line *lbuf;		/* a line table being decoded */
+	size_t lbufcap;
+
 	struct cm_blob **blobs;		/* record order */
 	size_t nblobs, capb;
 	struct cm_blob **sorted;	/* index over blobs[0..nsorted) */
@@ -128,5 +135,8 @@ int cm_fail(struct codemap *cm, int errnum, const char *fmt, ...);
  */
 int cm_parse_record(struct codemap *cm, const uint8_t *p, uint32_t len,
 		    uint64_t at);
+/* forget the ids of a file left for its next generation */
+void cm_ids_reset(struct codemap *cm);
+size_t cm_ids_bytes(const struct codemap *cm);
 
 #endif /* ASGST_CODEMAP_INTERNAL_H */

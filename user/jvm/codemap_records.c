@@ -185,6 +185,82 @@ static int line_cmp(const void *a, const void *b)
 	return x->bci < y->bci ? -1 : x->bci > y->bci;
 }
 
+/* room in cm->lbuf for n lines; 0 or -ENOMEM */
+static int cm_lines_room(struct codemap *cm, size_t n)
+{
+	return grow_array((void **)&cm->lbuf, &cm->lbufcap, n ? n : 1,
+			  sizeof(*cm->lbuf));
+}
+
+/*
+ * Apply one checked method (strings interned; src: its table, n_lines
+ * entries in any order, sorted here in place) recorded at t.
+ */
+static int add_method(struct codemap *cm, const struct codemap_method *in,
+		      struct cm_line *src, uint64_t t)
+{
+	struct codemap_method *m, *prev;
+	struct cm_meth *cmm;
+	struct cm_line *lines;
+	bool sorted = true;
+	size_t lsz = (size_t)in->n_lines * sizeof(*lines);
+
+	/* sorted first, so the same table in another order compares equal */
+	for (uint32_t i = 1; i < in->n_lines; i++)
+		if (src[i].bci < src[i - 1].bci)
+			sorted = false;
+	if (!sorted)
+		qsort(src, in->n_lines, sizeof(*src), line_cmp);
+
+	/*
+	 * The same method again (a new generation's snapshot, or a race in
+	 * the writer): nothing new but that it is still alive. Another
+	 * method at this Method* (class unloading reused the address)
+	 * replaces it, and the old one is dead from now.
+	 */
+	prev = u64map_get(&cm->mhash, in->method);
+	if (prev) {
+		struct cm_meth *pm = (struct cm_meth *)prev;
+
+		if (prev->const_method == in->const_method &&
+		    prev->klass == in->klass && prev->name == in->name &&
+		    prev->signature == in->signature &&
+		    prev->source == in->source &&
+		    prev->modifiers == in->modifiers &&
+		    prev->flags == in->flags && prev->n_lines == in->n_lines &&
+		    (!lsz || !memcmp(prev->lines, src, lsz))) {
+			pm->epoch = cm->epoch;
+			pm->dead_ns = 0;
+			return 0;
+		}
+		if (!pm->dead_ns)
+			pm->dead_ns = t ? t : 1;
+	}
+	cmm = calloc(1, sizeof(*cmm) + lsz);
+	if (!cmm)
+		return cm_fail(cm, ENOMEM, "out of memory");
+	m = &cmm->m;
+	cmm->size = sizeof(*cmm) + lsz;
+	cmm->epoch = cm->epoch;
+	cmm->load_ns = t;
+	cmm->older = (struct cm_meth *)prev;
+	lines = (struct cm_line *)(cmm + 1);
+	if (lsz)
+		memcpy(lines, src, lsz);
+	*m = *in;
+	m->lines = lines;
+	if (grow_array((void **)&cm->methods, &cm->capm, cm->nmethods + 1,
+		       sizeof(*cm->methods)) ||
+	    u64map_put(&cm->mhash, m->method, m)) {
+		free(cmm);
+		return cm_fail(cm, ENOMEM, "out of memory");
+	}
+	cm->methods[cm->nmethods++] = m;
+	cm->mem += cmm->size;
+	cm->stats.methods++;
+	return 0;
+}
+
 static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 			uint64_t at, uint64_t t)
 {
@@ -192,11 +268,8 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 	struct rd r = { p, len, sizeof(rec) };
 	const char *s[4];
 	uint16_t n[4];
-	struct codemap_method *m, *prev;
+	struct codemap_method m;
 	const char *is[4];
-	struct cm_meth *cmm;
-	struct cm_line *lines;
-	bool sorted = true;
 
 	if (len < sizeof(rec))
 		return BAD("METHOD record of %u bytes is shorter than %zu", at,
@@ -226,66 +299,20 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 	for (int i = 0; i < 4; i++)
 		if (!(is[i] = intern(cm, s[i], n[i])))
 			return cm_fail(cm, ENOMEM, "out of memory");
-	/*
-	 * The same method again (a new generation's snapshot, or a race in
-	 * the writer): nothing new but that it is still alive. Another
-	 * method at this Method* (class unloading reused the address)
-	 * replaces it, and the old one is dead from now.
-	 */
-	prev = u64map_get(&cm->mhash, rec.method);
-	if (prev) {
-		struct cm_meth *pm = (struct cm_meth *)prev;
-
-		if (prev->const_method == rec.const_method &&
-		    prev->klass == is[0] && prev->name == is[1] &&
-		    prev->signature == is[2] && prev->source == is[3] &&
-		    prev->modifiers == rec.modifiers &&
-		    prev->flags == rec.flags && prev->n_lines == rec.n_lines &&
-		    !memcmp(prev->lines, p + r.off - (size_t)rec.n_lines *
-			    sizeof(*lines), (size_t)rec.n_lines * sizeof(*lines))) {
-			pm->epoch = cm->epoch;
-			pm->dead_ns = 0;
-			return 0;
-		}
-		if (!pm->dead_ns)
-			pm->dead_ns = t ? t : 1;
-	}
-	cmm = calloc(1, sizeof(*cmm) + (size_t)rec.n_lines * sizeof(*lines));
-	if (!cmm)
+	m = (struct codemap_method){
+		.method = rec.method, .const_method = rec.const_method,
+		.klass = is[0], .name = is[1], .signature = is[2],
+		.source = is[3], .modifiers = rec.modifiers,
+		.flags = rec.flags, .n_lines = rec.n_lines,
+	};
+	/* the table may sit unaligned in the record: copied out first */
+	if (cm_lines_room(cm, rec.n_lines))
 		return cm_fail(cm, ENOMEM, "out of memory");
-	m = &cmm->m;
-	cmm->size = sizeof(*cmm) + (size_t)rec.n_lines * sizeof(*lines);
-	cmm->epoch = cm->epoch;
-	cmm->load_ns = t;
-	cmm->older = (struct cm_meth *)prev;
-	lines = (struct cm_line *)(cmm + 1);
-	memcpy(lines, p + r.off - (size_t)rec.n_lines * sizeof(*lines),
-	       (size_t)rec.n_lines * sizeof(*lines));
-	for (uint32_t i = 1; i < rec.n_lines; i++)
-		if (lines[i].bci < lines[i - 1].bci)
-			sorted = false;
-	if (!sorted)
-		qsort(lines, rec.n_lines, sizeof(*lines), line_cmp);
-	m->method = rec.method;
-	m->const_method = rec.const_method;
-	m->modifiers = rec.modifiers;
-	m->flags = rec.flags;
-	m->n_lines = rec.n_lines;
-	m->lines = lines;
-	m->klass = is[0];
-	m->name = is[1];
-	m->signature = is[2];
-	m->source = is[3];
-	if (grow_array((void **)&cm->methods, &cm->capm, cm->nmethods + 1,
-		       sizeof(*cm->methods)) ||
-	    u64map_put(&cm->mhash, m->method, m)) {
-		free(cmm);
-		return cm_fail(cm, ENOMEM, "out of memory");
-	}
-	cm->methods[cm->nmethods++] = m;
-	cm->mem += cmm->size;
-	cm->stats.methods++;
-	return 0;
+	if (rec.n_lines)
+		memcpy(cm->lbuf, p + r.off - (size_t)rec.n_lines *
+		       sizeof(struct cm_line),
+		       (size_t)rec.n_lines * sizeof(struct cm_line));
+	return add_method(cm, &m, cm->lbuf, t);
 }
 
 static int add_blob(struct codemap *cm, struct cm_blob *b, size_t size)
@@ -704,6 +731,253 @@ static int parse_cont(struct codemap *cm, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
+/* ---- version 3: strings, classes and compact methods ---------------------- */
+
+#define CM_ID_MAX		0xffffffffull
+
+struct vr {
+	const uint8_t *p, *end;
+};
+
+static bool vr_get(struct vr *r, uint64_t *v)
+{
+	return cm_varint_get(&r->p, r->end, v);
+}
+
+/* the entries end at the record's padding to 8, which is zero */
+static bool vr_end_ok(const struct vr *r, const uint8_t *rec, uint32_t len)
+{
+	size_t off = (size_t)(r->p - rec);
+
+	if (ALIGN_UP(off, 8) != len)
+		return false;
+	for (; off < len; off++)
+		if (rec[off])
+			return false;
+	return true;
+}
+
+void cm_ids_reset(struct codemap *cm)
+{
+	u64map__free(&cm->sids);
+	u64map__free(&cm->cid_name);
+	u64map__free(&cm->cid_src);
+}
+
+size_t cm_ids_bytes(const struct codemap *cm)
+{
+	return u64map__bytes(&cm->sids) + u64map__bytes(&cm->cid_name) +
+	       u64map__bytes(&cm->cid_src);
+}
+
+/* the text of a string id, NULL when not defined */
+static const char *sid_text(const struct codemap *cm, uint64_t id)
+{
+	return id && id <= CM_ID_MAX ? u64map_get(&cm->sids, id) : NULL;
+}
+
+static int parse_strings(struct codemap *cm, const uint8_t *p, uint32_t len,
+			 uint64_t at)
+{
+	struct cm_strings rec;
+
+	if (len < sizeof(rec))
+		return BAD("STRINGS record of %u bytes is shorter than %zu", at,
+			   len, sizeof(rec));
+	memcpy(&rec, p, sizeof(rec));
+	if (rec.pad)
+		return BAD("STRINGS record has pad 0x%x", at, rec.pad);
+	/* checked whole first, then applied */
+	for (int apply = 0; apply < 2; apply++) {
+		struct vr r = { p + sizeof(rec), p + len };
+
+		for (uint32_t i = 0; i < rec.count; i++) {
+			uint64_t id, n;
+			const char *old, *s;
+
+			if (!vr_get(&r, &id) || !vr_get(&r, &n) ||
+			    n > (uint64_t)(r.end - r.p))
+				return BAD("STRINGS record's entry %u overruns the record",
+					   at, i);
+			if (!id || id > CM_ID_MAX)
+				return BAD("STRINGS record's entry %u has id %" PRIu64,
+					   at, i, id);
+			if (n > CM_STR_MAX)
+				return BAD("STRINGS record's entry %u is %" PRIu64 " bytes long",
+					   at, i, n);
+			old = sid_text(cm, id);
+			if (!apply && old &&
+			    (strlen(old) != n || memcmp(old, r.p, (size_t)n)))
+				return BAD("STRINGS record defines string id %" PRIu64 " again with another text",
+					   at, id);
+			if (apply && !old) {
+				s = intern(cm, (const char *)r.p, (uint16_t)n);
+				if (!s || u64map_put(&cm->sids, id, (void *)s))
+					return cm_fail(cm, ENOMEM, "out of memory");
+				cm->stats.strings++;
+			}
+			r.p += n;
+		}
+		if (!vr_end_ok(&r, p, len))
+			return BAD("STRINGS record has bytes after its %u entries",
+				   at, rec.count);
+	}
+	return 0;
+}
+
+static int parse_classes(struct codemap *cm, const uint8_t *p, uint32_t len,
+			 uint64_t at)
+{
+	struct cm_classes rec;
+
+	if (len < sizeof(rec))
+		return BAD("CLASSES record of %u bytes is shorter than %zu", at,
+			   len, sizeof(rec));
+	memcpy(&rec, p, sizeof(rec));
+	if (rec.pad)
+		return BAD("CLASSES record has pad 0x%x", at, rec.pad);
+	for (int apply = 0; apply < 2; apply++) {
+		struct vr r = { p + sizeof(rec), p + len };
+
+		for (uint32_t i = 0; i < rec.count; i++) {
+			uint64_t id, name, src;
+			const char *ns, *ss, *on;
+
+			if (!vr_get(&r, &id) || !vr_get(&r, &name) ||
+			    !vr_get(&r, &src))
+				return BAD("CLASSES record's entry %u overruns the record",
+					   at, i);
+			if (!id || id > CM_ID_MAX)
+				return BAD("CLASSES record's entry %u has id %" PRIu64,
+					   at, i, id);
+			ns = sid_text(cm, name);
+			ss = src ? sid_text(cm, src) : intern(cm, "", 0);
+			if (!ns || !*ns || !ss)
+				return BAD("CLASSES record's entry %u names string id %" PRIu64 ", not defined or empty",
+					   at, i, ns && *ns ? src : name);
+			on = u64map_get(&cm->cid_name, id);
+			if (on && (on != ns ||
+				   u64map_get(&cm->cid_src, id) != ss))
+				return BAD("CLASSES record defines class id %" PRIu64 " again as another class",
+					   at, id);
+			if (apply && !on &&
+			    (u64map_put(&cm->cid_name, id, (void *)ns) ||
+			     u64map_put(&cm->cid_src, id, (void *)ss)))
+				return cm_fail(cm, ENOMEM, "out of memory");
+			if (apply && !on)
+				cm->stats.classes++;
+		}
+		if (!vr_end_ok(&r, p, len))
+			return BAD("CLASSES record has bytes after its %u entries",
+				   at, rec.count);
+	}
+	return 0;
+}
+
+/* a line-table coordinate: prev plus a zigzag delta, in [0, 2^32) */
+static bool line_step(uint64_t z, uint32_t *prev)
+{
+	int64_t d = cm_unzigzag(z), v;
+
+	if (d < -(int64_t)CM_ID_MAX || d > (int64_t)CM_ID_MAX)
+		return false;
+	v = (int64_t)*prev + d;
+	if (v < 0 || v > (int64_t)CM_ID_MAX)
+		return false;
+	*prev = (uint32_t)v;
+	return true;
+}
+
+/* entry i of a METHODS record at r into m, its lines into cm->lbuf */
+static int method_entry(struct codemap *cm, struct vr *r,
+			const struct cm_methods *rec, uint32_t i, uint64_t at,
+			struct codemap_method *m)
+{
+	uint64_t d, z, cid, nid, gid, mods, flags, nl;
+	uint32_t bci = 0, line = 0;
+
+	if (!vr_get(r, &d) || !vr_get(r, &z) || !vr_get(r, &cid) ||
+	    !vr_get(r, &nid) || !vr_get(r, &gid) || !vr_get(r, &mods) ||
+	    !vr_get(r, &flags) || !vr_get(r, &nl))
+		return BAD("METHODS record's entry %u overruns the record", at,
+			   i);
+	if (d > UINT64_MAX - rec->base || !(rec->base + d))
+		return BAD("METHODS record's entry %u has a Method* out of range",
+			   at, i);
+	memset(m, 0, sizeof(*m));
+	m->method = rec->base + d;
+	m->const_method = m->method + (uint64_t)cm_unzigzag(z);
+	m->klass = cid && cid <= CM_ID_MAX ?
+		   u64map_get(&cm->cid_name, cid) : NULL;
+	m->source = m->klass ? u64map_get(&cm->cid_src, cid) : NULL;
+	m->name = sid_text(cm, nid);
+	m->signature = sid_text(cm, gid);
+	if (!m->klass)
+		return BAD("METHODS record's entry %u names class id %" PRIu64 ", not defined",
+			   at, i, cid);
+	if (!m->name || !m->signature || !*m->name || !*m->signature)
+		return BAD("METHODS record's entry %u names a string id not defined or empty",
+			   at, i);
+	if (mods > CM_ID_MAX)
+		return BAD("METHODS record's entry %u has modifiers 0x%" PRIx64,
+			   at, i, mods);
+	if (flags & ~(uint64_t)CM_METHOD_NATIVE)
+		return BAD("METHODS record's entry %u has unknown flags 0x%" PRIx64,
+			   at, i, flags);
+	/* two bytes at least a line: a count the record cannot hold is bad
+	 * before any room is taken for it */
+	if (nl > CM_LINES_MAX || nl * 2 > (uint64_t)(r->end - r->p))
+		return BAD("METHODS record's entry %u has n_lines %" PRIu64 ", more than fit",
+			   at, i, nl);
+	m->modifiers = (uint32_t)mods;
+	m->flags = (uint32_t)flags;
+	m->n_lines = (uint32_t)nl;
+	if (cm_lines_room(cm, (size_t)nl))
+		return cm_fail(cm, ENOMEM, "out of memory");
+	for (uint32_t j = 0; j < m->n_lines; j++) {
+		uint64_t zb, zl;
+
+		if (!vr_get(r, &zb) || !vr_get(r, &zl))
+			return BAD("METHODS record's entry %u's line table overruns the record",
+				   at, i);
+		if (!line_step(zb, &bci) || !line_step(zl, &line))
+			return BAD("METHODS record's entry %u's line %u is out of range",
+				   at, i, j);
+		cm->lbuf[j].bci = bci;
+		cm->lbuf[j].line = line;
+	}
+	return 0;
+}
+
+static int parse_methods(struct codemap *cm, const uint8_t *p, uint32_t len,
+			 uint64_t at, uint64_t t)
+{
+	struct cm_methods rec;
+	struct codemap_method m;
+	int err;
+
+	if (len < sizeof(rec))
+		return BAD("METHODS record of %u bytes is shorter than %zu", at,
+			   len, sizeof(rec));
+	memcpy(&rec, p, sizeof(rec));
+	if (rec.pad)
+		return BAD("METHODS record has pad 0x%x", at, rec.pad);
+	for (int apply = 0; apply < 2; apply++) {
+		struct vr r = { p + sizeof(rec), p + len };
+
+		for (uint32_t i = 0; i < rec.count; i++) {
+			if ((err = method_entry(cm, &r, &rec, i, at, &m)))
+				return err;
+			if (apply && (err = add_method(cm, &m, cm->lbuf, t)))
+				return err;
+		}
+		if (!vr_end_ok(&r, p, len))
+			return BAD("METHODS record has bytes after its %u entries",
+				   at, rec.count);
+	}
+	return 0;
+}
+
 int cm_parse_record(struct codemap *cm, const uint8_t *p, uint32_t len,
 		    uint64_t at)
 {
@@ -732,6 +1006,15 @@ int cm_parse_record(struct codemap *cm, const uint8_t *p, uint32_t len,
 		break;
 	case CM_REC_CONT:
 		err = parse_cont(cm, p, len, at);
+		break;
+	case CM_REC_STRINGS:
+		err = parse_strings(cm, p, len, at);
+		break;
+	case CM_REC_CLASSES:
+		err = parse_classes(cm, p, len, at);
+		break;
+	case CM_REC_METHODS:
+		err = parse_methods(cm, p, len, at, h.time_ns);
 		break;
 	default:
 		return BAD("unknown record type %u", at, h.type);
