@@ -8,6 +8,8 @@
 # dynamic loader's _start) in >= 97 % of samples, churn_burn's chain exact
 # in >= 97 %, every other stack with an error and its reason; the maps of
 # the gone processes kept in the raw recording (report names them too);
+# the same under a parent that was running before the recording began
+# (recorded by --cgroup: its maps come from /proc at its first fork);
 # beside perf --call-graph dwarf on the same command, where perf works.
 . "$(dirname "$0")/lib.sh"
 need_bpf
@@ -33,7 +35,7 @@ from=$(echo "$sb" | sed -n 's/.*maps_from_sideband=\([0-9]*\).*/\1/p')
 
 check() {	# file measure
 	$CHECK "$1" --comm 'exe|true' --min-samples 150 --min-whole 97 \
-		--unreadable-max 6 --measure "$2" --leaf churn_burn \
+		--unreadable-max 10 --measure "$2" --leaf churn_burn \
 		--chain "$CHAIN" --errors-explained > "$TMP/check.txt"
 	rc=$?
 	cat "$TMP/check.txt"
@@ -44,6 +46,23 @@ check "$TMP/s.json" "short-lived children"
 "$ASGST" report -q -i "$TMP/s.asgst" -f json -o "$TMP/r.json" ||
 	fail "report -i s.asgst"
 check "$TMP/r.json" "short-lived children, from the raw file"
+
+# a parent older than the recording, its cgroup recorded
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$CG2" ] || skip_or_fail "no cgroup v2 mounted"
+CG="$CG2/asgst-shortlived-$$"
+mkdir "$CG" || fail "cannot create $CG"
+trap 'for p in $_bg_pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rmdir "$CG" 2>/dev/null; rm -rf "$TMP"' EXIT
+CG="$CG" WLC="$WL/churn" sh -c 'echo $$ > "$CG/cgroup.procs" || exit 1
+	exec "$WLC" 40 12 8' > /dev/null &
+bg $!
+sleep 2
+"$ASGST" record -q -F 999 -d 6 --cgroup "$CG" -o "$TMP/cg.json" ||
+	fail "record --cgroup"
+$CHECK "$TMP/cg.json" --comm 'exe|true|churn' --min-samples 150 \
+	--min-whole 97 --unreadable-max 10 --measure "children of an older parent" \
+	--leaf churn_burn --chain "$CHAIN" --errors-explained ||
+	fail "children of a parent older than the recording"
 
 # perf --call-graph dwarf on the same command, where perf works here
 if command -v perf > /dev/null 2>&1 &&

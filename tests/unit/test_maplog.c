@@ -367,6 +367,43 @@ static void test_overlap(void **state)
 	maplog__free(ml);
 }
 
+/* a process older than the log: seeded from /proc's text at its fork */
+static void test_seed(void **state)
+{
+	static const char text[] =
+		"55d000-55e000 r--p 00000000 08:01 11 /usr/bin/bash\n"
+		"55e000-560000 r-xp 00001000 08:01 11 /usr/bin/bash\n"
+		"7f0000-7f2000 r-xp 00002000 08:01 12 /lib/libc.so.6 (deleted)\n"
+		"7f3000-7f4000 rw-p 00000000 00:00 0 \n"
+		"7ffd000-7ffe000 r-xp 00000000 00:00 0 [vdso]\n";
+	struct maplog *ml = maplog__new(NULL);
+	struct maplog_map m;
+	struct maps mp;
+
+	(void)state;
+	assert_false(maplog__whole(ml, 20));
+	assert_int_equal(maplog__seed(ml, 20, 100, text, strlen(text)), 0);
+	assert_true(maplog__whole(ml, 20));
+	assert_int_equal(maplog__seed(ml, 20, 101, text, strlen(text)),
+			 -EEXIST);
+	/* its child, before and after its exec */
+	assert_int_equal(maplog__fork(ml, 21, 20, 200), 0);
+	assert_int_equal(maplog__exec(ml, 21, 210), 0);
+	m = map(0x400000, 0x1000, 0, "/bin/sed");
+	assert_int_equal(maplog__mmap(ml, 21, 211, &m), 0);
+	assert_int_equal(parsed(ml, 21, &mp), 0);
+	/* sed, and bash's code, libc (deleted) and the vdso from before */
+	assert_int_equal(mp.n, 4);
+	assert_string_equal(mp.e[0].path, "/bin/sed");
+	assert_string_equal(mp.e[1].path, "/usr/bin/bash");
+	assert_int_equal(mp.e[1].pgoff, 0x1000);
+	assert_string_equal(mp.e[2].path, "/lib/libc.so.6");
+	assert_true(mp.e[2].deleted);
+	assert_string_equal(mp.e[3].path, "[vdso]");
+	maps__free(&mp);
+	maplog__free(ml);
+}
+
 static void test_limits(void **state)
 {
 	struct maplog_limits lim = { .max_procs = 4, .max_entries = 3,
@@ -414,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_ring_wrap),
 		cmocka_unit_test(test_exec_fork_exit),
 		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_seed),
 		cmocka_unit_test(test_limits),
 	};
 

@@ -30,6 +30,7 @@
 #include "output/output.h"
 #include "profile/pipeline.h"
 #include "symbols/maplog.h"
+#include "symbols/maps.h"
 #include "symbols/symbolize.h"
 #include "profile/profile.h"
 #include "output/raw.h"
@@ -814,12 +815,37 @@ static void print_unwind_stats(const struct recording *r)
 		(unsigned long long)ms.evicted, ss.maps_fallback);
 }
 
+/*
+ * A fork by a process the records never saw start (it ran before the
+ * recording): its maps from /proc first, so the child's image (until it
+ * execs, and kept past the exec for the samples taken before) is whole.
+ */
+static int on_sideband(const struct sideband_rec *s, void *ctx)
+{
+	struct recording *r = ctx;
+	char path[64], *text = NULL;
+	size_t len = 0;
+	int fd;
+
+	if (s->type == SIDEBAND_FORK && s->pid != s->ppid &&
+	    !maplog__whole(r->ml, s->ppid)) {
+		snprintf(path, sizeof(path), "/proc/%u/maps", s->ppid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && !maps__slurp(fd, &text, &len) && len)
+			maplog__seed(r->ml, s->ppid, s->time_ns, text, len);
+		if (fd >= 0)
+			close(fd);
+		free(text);
+	}
+	return maplog__apply(s, r->ml);
+}
+
 /* what the kernel said processes mapped, exec'd, forked, ended, to now */
 static void sideband_pump(struct recording *r, uint64_t now)
 {
 	if (!r->sb)
 		return;
-	sideband__read(r->sb, maplog__apply, r->ml);
+	sideband__read(r->sb, on_sideband, r);
 	maplog__prune(r->ml, now);
 }
 

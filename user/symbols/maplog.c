@@ -14,6 +14,7 @@
 
 #include "capture/sideband.h"
 #include "symbols/maplog.h"
+#include "symbols/maps.h"
 
 #define BUCKETS		1024u
 
@@ -448,6 +449,61 @@ int maplog__text(struct maplog *ml, uint32_t pid, char **text, size_t *len)
 	*text = buf;
 	*len = n;
 	return 0;
+}
+
+bool maplog__whole(struct maplog *ml, uint32_t pid)
+{
+	struct ml_proc *p = ml ? get(ml, pid, false) : NULL;
+
+	return p && p->whole;
+}
+
+int maplog__seed(struct maplog *ml, uint32_t pid, uint64_t t,
+		 const char *text, size_t len)
+{
+	struct maps mp = { 0 };
+	struct ml_proc *p;
+	int ret = 0;
+
+	if (!ml || !pid)
+		return 0;
+	if (maplog__whole(ml, pid))
+		return -EEXIST;
+	if (maps__parse(text, len, &mp))
+		return -ENOMEM;
+	p = new_image(ml, pid, t, false);
+	if (!p)
+		goto cleanup;
+	p->whole = true;
+	for (size_t i = 0; i < mp.n && !ret; i++) {
+		const struct maps_entry *e = &mp.e[i];
+		struct maplog_map m = {
+			.start = e->start, .len = e->end - e->start,
+			.pgoff = e->pgoff, .maj = e->dev_major,
+			.min = e->dev_minor, .ino = e->inode,
+			.prot = (e->r ? PROT_READ : 0) |
+				(e->w ? PROT_WRITE : 0) |
+				(e->x ? PROT_EXEC : 0),
+			.flags = e->shared ? MAP_SHARED : MAP_PRIVATE,
+			.path = e->kind == MAPS_ANON ? "//anon" :
+				e->deleted ? NULL : e->path,
+		};
+		char *del = NULL;
+
+		/* /proc's " (deleted)" was cut off by the parser: put back */
+		if (e->deleted && e->path &&
+		    asprintf(&del, "%s (deleted)", e->path) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (del)
+			m.path = del;
+		ret = maplog__mmap(ml, pid, t, &m);
+		free(del);
+	}
+cleanup:
+	maps__free(&mp);
+	return ret;
 }
 
 uint32_t maplog__parent(struct maplog *ml, uint32_t pid)

@@ -14,6 +14,7 @@
 #ifndef ASGST_MAPLOG_H
 #define ASGST_MAPLOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,17 @@ int maplog__mmap(struct maplog *ml, uint32_t pid, uint64_t t,
  * address): 0, or -ENOENT when the log does not hold the whole image.
  */
 int maplog__text(struct maplog *ml, uint32_t pid, char **text, size_t *len);
+
+/*
+ * A process already running when the log began, its maps read from /proc
+ * (text as /proc/PID/maps gives it) as of time t: it is whole from then on
+ * (its later mappings come as records), so what it forks is too. 0, or
+ * -ENOMEM; -EEXIST when the log already holds its whole image.
+ */
+int maplog__seed(struct maplog *ml, uint32_t pid, uint64_t t,
+		 const char *text, size_t len);
+/* does the log hold pid's whole image */
+bool maplog__whole(struct maplog *ml, uint32_t pid);
 
 /* the process that forked pid, as a fork record said (0: not known) */
 uint32_t maplog__parent(struct maplog *ml, uint32_t pid);
