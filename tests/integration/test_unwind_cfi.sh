@@ -2,9 +2,10 @@
 # Native stacks without frame pointers, unwound by the binaries' CFI:
 # -O2 programs through a libc callback (main thread and a second thread),
 # C++ with std::sort, inlining and exceptions, a frame-pointer chain whose
-# leaf sets up no frame, Debian's python3 interpreter; whole (to _start or
-# clone3) in >= 99 % of samples, the chains as the programs make them, and
-# beside perf --call-graph dwarf on the same binary where perf works here.
+# leaf sets up no frame, Debian's python3 interpreter, a Go program; whole
+# (to _start or clone3, Go's goexit or clone) in >= 99 % of samples, the
+# chains as the programs make them, and beside perf --call-graph dwarf on
+# the same binary where perf works here.
 # Bad input: garbage and truncated CFI, a binary replaced while recording.
 . "$(dirname "$0")/lib.sh"
 need_bpf
@@ -94,6 +95,19 @@ rec py "$PY" "$TMP/loop.py"
 $CHECK "$TMP/py.json" --pid $rpid --measure "Debian python3" \
 	--order '_PyEval_EvalFrameDefault,PyEval_EvalCode,Py_RunMain,Py_BytesMain,__libc_start_call_main,_start' \
 	|| fail "python3"
+kill $rpid 2>/dev/null
+
+# Go (Debian's golang-go): goroutines end under runtime.goexit, threads
+# begin in runtime.clone without libc; frames by Go's own CFI
+command -v go > /dev/null 2>&1 || skip_or_fail "go is not installed (make deps)"
+GOCACHE="$TMP/gocache" GOPATH="$TMP/gopath" GO111MODULE=off \
+	go build -o "$TMP/gochain" "$TOP/tests/workloads/go/gochain.go" ||
+	fail "go build gochain"
+rec go "$TMP/gochain" 6
+$CHECK "$TMP/go.json" --pid $rpid --measure "Go (goroutines)" \
+	--leaf 'crypto/sha256\.block.*' \
+	--chain 'crypto/sha256\.block.*,+crypto/sha256\..*,main.leaf,main.mid,main\.main.*,*runtime.main,runtime.goexit.*' \
+	|| fail "Go"
 kill $rpid 2>/dev/null
 
 # perf --call-graph dwarf on the same binary, where perf works here

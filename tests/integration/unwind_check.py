@@ -28,7 +28,11 @@ import json
 import re
 import sys
 
-OUTERMOST = ("_start", "__clone3", "__clone", "clone", "clone3")
+OUTERMOST = ("_start", "__clone3", "__clone", "clone", "clone3",
+             # Go: a goroutine's first frame, a thread's (raw clone), and
+             # the g0 stack a goroutine's stack growth switches to
+             "runtime.goexit.abi0", "runtime.clone.abi0",
+             "runtime.morestack.abi0", "runtime.rt0_go.abi0")
 
 
 def user_frames(st):

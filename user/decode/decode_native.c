@@ -432,11 +432,10 @@ bool walk_native(struct walk *w, struct wframe *f)
 		}
 		if (!ret) {
 			/* a frame pointer's 0 is the end only when CFI says so
-			 * (an outermost frame), else a guess at garbage; and
-			 * where CFI says the frame has a caller, a 0 in its
-			 * return-address slot is not one (a stack that is
-			 * not the thread's any more: an exec under way) */
-			if (!w->cm)
+			 * (an outermost frame), else a guess at garbage; a 0
+			 * where CFI puts the return address ends the stack
+			 * (Go's goroutines end so, under runtime.goexit) */
+			if (by_fp && !w->cm)
 				return native_only_end(w, pc, true);
 			w->done = true;
 			return true;
