@@ -2,7 +2,9 @@
 # make soak: record -a for SOAK_SECONDS (default 600) under process churn
 # (25 short-lived processes a second: /bin/true and a small C program that
 # burns a few ms, each a new exec), in 60 s periods (--switch-output, the
-# last two kept, collapsed and raw). SOAK_SCOPE=cgroup: the churn in a
+# last two kept, collapsed and raw; SOAK_RECORD_OPTS: more record options,
+# e.g. --no-attach where the host's JVMs must not get this build's agent).
+# SOAK_SCOPE=cgroup: the churn in a
 # cgroup of its own, recorded with --cgroup (the same pipeline, without
 # what else a shared host runs). Prints the recorder's RSS at 1 minute
 # and at the end, samples lost and crashes. Fails if RSS grew by more than
@@ -30,7 +32,7 @@ if [ "${SOAK_SCOPE:-all}" = cgroup ]; then
 	trap 'for p in $_bg_pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rmdir "$CG" 2>/dev/null; rm -rf "$TMP"' EXIT
 fi
 # shellcheck disable=SC2086
-"$ASGST" record $WHAT -F 99 -d "$SECS" --switch-output=60s --switch-max-files=2 \
+"$ASGST" record $WHAT ${SOAK_RECORD_OPTS:-} -F 99 -d "$SECS" --switch-output=60s --switch-max-files=2 \
 	--stats -q -o "$TMP/s.collapsed" -o "$TMP/s.asgst" 2> "$TMP/err" &
 REC=$!
 bg "$REC"
