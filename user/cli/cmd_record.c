@@ -765,6 +765,7 @@ struct recording {
 	struct pipeline *pl;
 	struct sideband *sb;	/* the kernel's mmap/exec/fork/exit records */
 	struct maplog *ml;	/* ... the maps kept from them */
+	uint64_t ml_pruned;	/* when the maplog was last pruned */
 	struct output out[MAX_OUTPUTS];
 	struct raw_writer *raw;
 	size_t raw_idx;		/* the output the raw file is */
@@ -846,7 +847,11 @@ static void sideband_pump(struct recording *r, uint64_t now)
 	if (!r->sb)
 		return;
 	sideband__read(r->sb, on_sideband, r);
-	maplog__prune(r->ml, now);
+	/* exited processes stay seconds: a look a second is enough */
+	if (now - r->ml_pruned >= 1000000000ull) {
+		maplog__prune(r->ml, now);
+		r->ml_pruned = now;
+	}
 }
 
 /* the symbolizer's source for processes /proc no longer has */
