@@ -4,12 +4,14 @@
 # `record -p` attaches the agent late (stock flags), on JDK 17 and on the
 # JDK 25 under /usr/lib/jvm. Checked: the code map's used bytes (write_pos)
 # <= 16 MiB with every method in it and nothing dropped, the chain thread's
-# stacks whole in >= 98 % of its samples, and the recorder's peak RSS
-# printed beside that of a recording of the same JVM without the generated
-# classes (BigJvm 0), taken in the same run.
+# stacks whole in >= 98 % of its samples, the reader's own memory for the
+# map (reader_bytes of `asgst-bpf codemap`: what its allocations hold)
+# <= 120 bytes a method, and the recorder's peak RSS printed beside that
+# of a recording of the same JVM without the generated classes (BigJvm 0),
+# taken in the same run.
 #
 # BIG_CLASSES=N changes the class count. MEASURE lines: map bytes,
-# bytes/method, recorder RSS, whole %.
+# bytes/method, reader bytes/method, recorder RSS, whole %.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/decode_lib.sh"
 need_jdk17
@@ -18,6 +20,7 @@ need_decode_tools
 
 CLASSES=${BIG_CLASSES:-24000}
 LIMIT=$((16 * 1048576))
+READER_MAX=120		# reader bytes a method (~86 measured)
 
 # start_big JDK LOG N: BigJvm with N classes, its "READY" awaited (loading
 # 24,000 classes takes a while on a busy machine)
@@ -92,6 +95,8 @@ for jdk in "$JDK17" ${JDK25:+"$JDK25"}; do
 	echo "MEASURE: $v recorder_peak_rss_kib=$rss baseline_rss_kib=$rss0 extra_kib=$((rss - rss0)) classes=$CLASSES"
 	[ "$wp" -le "$LIMIT" ] ||
 		{ echo "FAIL: $v: the code map uses $wp bytes, over 16 MiB"; rc=1; }
+	[ -n "$mem" ] && [ "$((mem / (nm > 0 ? nm : 1)))" -le "$READER_MAX" ] ||
+		{ echo "FAIL: $v: the reader holds ${mem:-?} bytes for $nm methods, over $READER_MAX a method"; rc=1; }
 	[ "$dropped" = 0 ] ||
 		{ echo "FAIL: $v: the map dropped $dropped records"; rc=1; }
 	[ "$big" -ge $((CLASSES * 7)) ] ||

@@ -1933,6 +1933,149 @@ static void test_v3_handover(void **state)
 	free(g1.buf);
 }
 
+/*
+ * Many version 3 methods: the reader's memory for them stays compact
+ * (reader_bytes a method bounded), a looked-up method's view is the same
+ * pointer through growth, iteration and a prune of others, and every
+ * line table, far ConstMethod* and reused Method* reads back right.
+ */
+#define MANY_CLASSES	1500u
+#define MANY_PER	8u
+#define MANY_M(i)	(0x7f1000000000ull + (uint64_t)(i) * 0x58)
+
+static uint64_t many_const(uint32_t i)
+{
+	/* most near, a few far (delta past 32 bits) and one NULL */
+	return i == 3 ? 0 : i % 97 == 5 ? MANY_M(i) + (1ull << 40) + i :
+			MANY_M(i) - 0x40;
+}
+
+static void add_many(struct mapw *w, uint32_t c0, uint32_t c1, uint64_t t)
+{
+	static const char *const sig[] = { "()V" };
+	uint32_t one = 1;
+	static struct cm_line l[MANY_CLASSES * MANY_PER][5];
+
+	if (c0 == 0) {
+		static const char *const names[] = { "m0", "m1", "m2", "m3",
+						     "m4", "m5", "m6", "m7" };
+		uint32_t nid[MANY_PER];
+
+		add_strings(w, t, 1, &one, sig);
+		for (uint32_t j = 0; j < MANY_PER; j++)
+			nid[j] = 2 + j;
+		add_strings(w, t, MANY_PER, nid, names);
+	}
+	for (uint32_t c = c0; c < c1; c++) {
+		char name[32];
+		const char *np = name;
+		uint32_t sid = 100 + c, cls[1][3] = { { 1 + c, 100 + c, 0 } };
+		struct tm3 ms[MANY_PER];
+
+		snprintf(name, sizeof(name), "big.G%u", c);
+		add_strings(w, t, 1, &sid, &np);
+		add_classes(w, t, 1, cls);
+		for (uint32_t j = 0; j < MANY_PER; j++) {
+			uint32_t i = c * MANY_PER + j;
+
+			for (uint32_t k = 0; k < 5; k++) {
+				l[i][k].bci = k * 7 + j;
+				l[i][k].line = 10 + c + k * (j % 3 ? 1 : -1) + 5;
+			}
+			ms[j] = (struct tm3){ MANY_M(i), many_const(i), 1 + c,
+					      2 + j, 1, 9, 0, i % 11 ? 5 : 0,
+					      l[i] };
+		}
+		add_methods(w, t, MANY_M(c * MANY_PER), MANY_PER, ms);
+	}
+}
+
+static void check_many(const struct codemap *cm, uint32_t i)
+{
+	const struct codemap_method *m = codemap__method(cm, MANY_M(i));
+	char name[32];
+
+	assert_non_null(m);
+	snprintf(name, sizeof(name), "big.G%u", i / MANY_PER);
+	assert_string_equal(m->klass, name);
+	assert_string_equal(m->source, "");
+	assert_string_equal(m->signature, "()V");
+	assert_int_equal(m->name[1] - '0', i % MANY_PER);
+	assert_true(m->const_method == many_const(i));
+	assert_int_equal(m->n_lines, i % 11 ? 5 : 0);
+	for (uint32_t k = 0; k < m->n_lines; k++) {
+		int line = 10 + (int)(i / MANY_PER) +
+			   (int)k * (i % MANY_PER % 3 ? 1 : -1) + 5;
+
+		assert_int_equal(m->lines[k].bci, k * 7 + i % MANY_PER);
+		assert_int_equal(codemap_method__line(m, (int)m->lines[k].bci),
+				 line);
+	}
+}
+
+static void test_v3_many(void **state)
+{
+	static const uint32_t sid[] = { 9999 };
+	static const char *const txt[] = { "other" };
+	const char *path = tpath("v3many.map");
+	const struct codemap_method *first, *m;
+	struct codemap *cm = NULL;
+	struct tm3 re;
+	struct mapw w;
+	char err[512];
+	size_t n, mem;
+
+	(void)state;
+	w_init(&w, 3);
+	add_vm(&w, 10, 17, "17.0.15+6-test");
+	add_many(&w, 0, 10, 20);
+	write_file(path, w.buf, w.len);
+	assert_int_equal(codemap__open(&cm, "/", path, err, sizeof(err)), 0);
+	first = codemap__method(cm, MANY_M(3));
+	assert_non_null(first);
+	/* slabs, arena, indexes grow under it */
+	add_many(&w, 10, MANY_CLASSES, 30);
+	write_file(path, w.buf, w.len);
+	assert_int_equal(codemap__update(cm), 0);
+	n = codemap__nmethods(cm);
+	assert_int_equal(n, MANY_CLASSES * MANY_PER);
+	assert_ptr_equal(codemap__method(cm, MANY_M(3)), first);
+	mem = codemap__mem_bytes(cm);
+	print_message("%zu methods: reader holds %zu bytes, %zu a method\n",
+		      n, mem, mem / n);
+	assert_true(mem / n <= 100);
+	/* iteration hands out views of its own: the kept one stays */
+	for (size_t i = 0; i < n; i++) {
+		m = codemap__method_at(cm, i);
+		assert_non_null(m);
+		assert_true(m->method == MANY_M(i));
+	}
+	assert_true(first->method == MANY_M(3) && !first->const_method);
+	for (uint32_t i = 0; i < n; i += 7)
+		check_many(cm, i);
+	/* a Method* reused by another method: the old one dies, then goes */
+	add_strings(&w, 40, 1, sid, txt);
+	re = (struct tm3){ MANY_M(50), MANY_M(50) + 8, 1, 9999, 1, 1, 0, 0,
+			   NULL };
+	add_methods(&w, 40, MANY_M(50), 1, &re);
+	write_file(path, w.buf, w.len);
+	assert_int_equal(codemap__update(cm), 0);
+	assert_string_equal(codemap__method(cm, MANY_M(50))->name, "other");
+	codemap__set_decode_time(cm, 35);
+	check_many(cm, 50);
+	codemap__set_decode_time(cm, 0);
+	codemap__prune(cm, 41);
+	assert_int_equal(codemap__nmethods(cm), n);
+	assert_string_equal(codemap__method(cm, MANY_M(50))->name, "other");
+	/* the survivors' tables were moved: still right */
+	assert_ptr_equal(codemap__method(cm, MANY_M(3)), first);
+	for (uint32_t i = 1; i < n; i += 5)
+		if (i != 50)
+			check_many(cm, i);
+	codemap__free(cm);
+	free(w.buf);
+}
+
 /* a version 3 map whose last record is replaced by the bytes of rec */
 static void expect_bad_v3(const char *name, uint32_t type, uint64_t base,
 			  const void *body, size_t n, const char *want)
@@ -2186,6 +2329,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_v3_records),
 		cmocka_unit_test(test_v3_malformed),
 		cmocka_unit_test(test_v3_handover),
+		cmocka_unit_test(test_v3_many),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "--write-seeds"))

@@ -29,7 +29,6 @@
 #include "jvm/codemap_internal.h"
 #include "util/err.h"
 #include "util/safe_open.h"
-#include "util/strtab.h"
 
 #define CM_FILE_LIMIT		(256ull << 20)	/* refuse bigger map files */
 #define CM_CHUNK		(1u << 20)	/* pread granularity */
@@ -400,6 +399,7 @@ static int follow(struct codemap *cm)
 			       h.generation);
 	}
 	cm_ids_reset(cm);
+	cm_methods_unseen(cm);
 	cm->stats.gens_missed += h.generation - cm->hdr.generation - 1;
 	cm->stats.handovers++;
 	cm->vbase += cm->pos - CM_HEADER_SIZE;
@@ -464,13 +464,9 @@ static int reconcile(struct codemap *cm)
 		if (cm->thread_fn)
 			cm->thread_fn(cm->thread_ctx, &th->t, false);
 	}
-	/* methods of unloaded classes: no record says so, the snapshot does */
-	for (size_t i = 0; i < cm->nmethods; i++) {
-		struct cm_meth *m = (struct cm_meth *)cm->methods[i];
-
-		if (m->epoch != cm->epoch && !m->dead_ns)
-			m->dead_ns = t ? t : 1;
-	}
+	cm_methods_reconcile(cm, t);
+	if (cm->failed)
+		return -cm->errnum;
 	return changed ? relink(cm) : 0;
 }
 
@@ -513,7 +509,8 @@ int codemap__update(struct codemap *cm)
 			codemap__prune(cm, now - cm->retain_ns);
 		}
 	}
-	if (cm->bufcap > CM_CHUNK) {
+	/* kept between updates it would be a MiB a map for nothing */
+	if (cm->bufcap) {
 		free(cm->buf);
 		cm->buf = NULL;
 		cm->bufcap = 0;
@@ -530,6 +527,7 @@ void codemap__set_retention(struct codemap *cm, uint64_t retain_ns)
 void codemap__prune(struct codemap *cm, uint64_t before)
 {
 	size_t k, freed = 0;
+	long nm;
 
 	if (!cm || cm->failed)
 		return;
@@ -562,7 +560,7 @@ void codemap__prune(struct codemap *cm, uint64_t before)
 		struct cm_thr *th = cm->threads[i];
 
 		if (th->t.end_ns != UINT64_MAX && th->t.end_ns < before) {
-			cm->mem -= sizeof(*th);
+			cm->mem -= cm_alloc_bytes(sizeof(*th));
 			free(th);
 			continue;
 		}
@@ -582,31 +580,10 @@ void codemap__prune(struct codemap *cm, uint64_t before)
 			}
 		}
 	}
-	k = 0;
-	for (size_t i = 0; i < cm->nmethods; i++) {
-		struct cm_meth *m = (struct cm_meth *)cm->methods[i];
-
-		if (m->dead_ns && m->dead_ns < before) {
-			cm->mem -= m->size;
-			free(m);
-			continue;
-		}
-		cm->methods[k++] = &m->m;
-	}
-	if (k != cm->nmethods) {
-		freed += cm->nmethods - k;
-		cm->nmethods = k;
-		u64map__free(&cm->mhash);
-		for (size_t i = 0; i < k; i++) {
-			struct cm_meth *m = (struct cm_meth *)cm->methods[i];
-
-			m->older = u64map_get(&cm->mhash, m->m.method);
-			if (u64map_put(&cm->mhash, m->m.method, m)) {
-				cm_fail(cm, ENOMEM, "out of memory");
-				return;
-			}
-		}
-	}
+	nm = cm_methods_prune(cm, before);
+	if (nm < 0)
+		return;
+	freed += (size_t)nm;
 	cm->stats.pruned += freed;
 }
 
@@ -636,9 +613,8 @@ static struct codemap *codemap_new(int fd, const char *display, pid_t pid)
 	cm->fd = fd;
 	cm->pid = pid;
 	cm->path = strdup(display);
-	cm->strs = strtab__new();
 	cm->pos = CM_HEADER_SIZE;
-	if (!cm->path || !cm->strs) {
+	if (!cm->path) {
 		cm->fd = -1;
 		codemap__free(cm);
 		return NULL;
@@ -922,26 +898,22 @@ void codemap__free(struct codemap *cm)
 		return;
 	if (cm->fd >= 0)
 		close(cm->fd);
-	for (size_t i = 0; i < cm->nmethods; i++)
-		free(cm->methods[i]);
+	cm_store_free(cm);
 	for (size_t i = 0; i < cm->nblobs; i++)
 		free(cm->blobs[i]);
 	for (size_t i = 0; i < cm->nthreads; i++)
 		free(cm->threads[i]);
-	free(cm->methods);
 	free(cm->blobs);
 	free(cm->sorted);
 	free(cm->maxend);
 	free(cm->threads);
 	cm_ids_reset(cm);
 	free(cm->lbuf);
-	u64map__free(&cm->mhash);
 	u64map__free(&cm->live);
 	u64map__free(&cm->thash);
 	u64map__free(&cm->stubs);
 	free(cm->root);
 	free(cm->rel);
-	strtab__free(cm->strs);
 	free(cm->buf);
 	free(cm->path);
 	free(cm);
@@ -997,22 +969,9 @@ const char *codemap__vm_version(const struct codemap *cm)
 const struct codemap_method *codemap__method(const struct codemap *cm,
 					     uint64_t method)
 {
-	const struct cm_meth *m, *x;
-
 	if (!codemap__ok(cm))
 		return NULL;
-	m = u64map_get(&cm->mhash, method);
-	if (!m || !cm->at_ns)
-		return m ? &m->m : NULL;
-	/*
-	 * A Method* freed with its class may come back as another method:
-	 * the one recorded by the decode time, or the first one (its record
-	 * came after a late attach).
-	 */
-	for (x = m; x; m = x, x = x->older)
-		if (x->load_ns <= cm->at_ns)
-			return &x->m;
-	return &m->m;
+	return cm_method_get(cm, method, cm->at_ns);
 }
 
 void codemap__set_decode_time(struct codemap *cm, uint64_t t)
@@ -1129,19 +1088,31 @@ bool codemap__loss_news(struct codemap *cm, uint64_t *n)
 	return true;
 }
 
+static size_t arr_bytes(size_t cap, size_t elem)
+{
+	return cap ? cm_alloc_bytes(cap * elem) : 0;
+}
+
+static size_t map_bytes(const struct u64map *m)
+{
+	return m->cap ? 2 * cm_alloc_bytes(m->cap * sizeof(uint64_t)) : 0;
+}
+
 size_t codemap__mem_bytes(const struct codemap *cm)
 {
 	if (!cm)
 		return 0;
-	return sizeof(*cm) + cm->mem + strtab__bytes(cm->strs) +
-	       cm->capm * sizeof(*cm->methods) +
-	       cm->capb * sizeof(*cm->blobs) +
-	       cm->nsorted * (sizeof(*cm->sorted) + sizeof(*cm->maxend)) +
-	       cm->capt * sizeof(*cm->threads) +
-	       (cm->mhash.cap + cm->live.cap + cm->thash.cap) *
-		       (sizeof(uint64_t) + sizeof(void *)) +
-	       cm_ids_bytes(cm) + cm->lbufcap * sizeof(*cm->lbuf) +
-	       cm->bufcap;
+	/* as the allocator holds it: what is read is kept in our own
+	 * structures, the read buffer goes after each update */
+	return cm_alloc_bytes(sizeof(*cm)) + cm->mem + cm_store_bytes(cm) +
+	       arr_bytes(cm->capb, sizeof(*cm->blobs)) +
+	       arr_bytes(cm->nsorted, sizeof(*cm->sorted)) +
+	       arr_bytes(cm->nsorted, sizeof(*cm->maxend)) +
+	       arr_bytes(cm->capt, sizeof(*cm->threads)) +
+	       map_bytes(&cm->live) + map_bytes(&cm->thash) +
+	       map_bytes(&cm->stubs) + cm_ids_bytes(cm) +
+	       arr_bytes(cm->lbufcap, sizeof(*cm->lbuf)) +
+	       arr_bytes(cm->bufcap, 1);
 }
 
 size_t codemap__nblobs(const struct codemap *cm)
@@ -1162,7 +1133,7 @@ size_t codemap__nmethods(const struct codemap *cm)
 const struct codemap_method *codemap__method_at(const struct codemap *cm,
 						size_t i)
 {
-	return cm && i < cm->nmethods ? cm->methods[i] : NULL;
+	return cm && i < cm->nmethods ? cm_method_at(cm, i) : NULL;
 }
 
 size_t codemap__nthreads(const struct codemap *cm)

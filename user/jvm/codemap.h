@@ -139,9 +139,9 @@ bool codemap__ok(const struct codemap *cm);
 const char *codemap__error(const struct codemap *cm);	/* NULL when ok */
 uint32_t codemap__writer_pid(const struct codemap *cm);
 /* additions: the last header read (disabled_reason NUL-terminated), the
- * path used in messages, and the bytes this reader holds (a few times the
- * map's bytes; at worst ~25x for a crafted map of minimal version 3
- * method entries) */
+ * path used in messages, and the bytes this reader's allocations hold
+ * (about 86 a method, twice the map's bytes; at worst ~20x for a crafted
+ * map of minimal version 3 method entries all looked up) */
 const struct cm_file_header *codemap__header(const struct codemap *cm);
 const char *codemap__path(const struct codemap *cm);
 size_t codemap__mem_bytes(const struct codemap *cm);
@@ -175,7 +175,9 @@ const char *codemap__vm_version(const struct codemap *cm);
 /*
  * The method at a Method*: the one it was at the decode time when one is
  * set (a Method* freed with its class may be reused by another), else the
- * newest.
+ * newest. The answer (its strings, its lines) stays valid until the
+ * method is pruned or the map freed; the same method gives the same
+ * pointer.
  */
 const struct codemap_method *codemap__method(const struct codemap *cm,
 					     uint64_t method);
@@ -208,7 +210,12 @@ void codemap__stats(const struct codemap *cm, struct codemap_stats *out);
  */
 bool codemap__loss_news(struct codemap *cm, uint64_t *n);
 
-/* iteration, for `asgst-bpf codemap` and raw files; record order */
+/*
+ * iteration, for `asgst-bpf codemap` and raw files; record order. A
+ * method not looked up by codemap__method() is handed out in one of 16
+ * views reused in turn: use it before the 16th next codemap__method_at()
+ * (its strings live as long as the map).
+ */
 size_t codemap__nblobs(const struct codemap *cm);
 const struct codemap_blob *codemap__blob_at(const struct codemap *cm, size_t i);
 size_t codemap__nmethods(const struct codemap *cm);

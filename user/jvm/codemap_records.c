@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "jvm/codemap_internal.h"
-#include "util/strtab.h"
 
 #define CM_MAX_DEPTH		1024u		/* inline frames per pc */
 #define CM_MAX_BLOB_SIZE	(1ull << 30)
@@ -69,7 +68,7 @@ static bool rd_end_ok(const struct rd *r)
 
 static const char *intern(struct codemap *cm, const char *s, uint16_t n)
 {
-	return strtab__intern_n(cm->strs, s, n);
+	return cm_intern(cm, s, n);
 }
 
 static bool off_ok(int32_t v)
@@ -178,87 +177,11 @@ static int parse_vm(struct codemap *cm, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
-static int line_cmp(const void *a, const void *b)
-{
-	const struct cm_line *x = a, *y = b;
-
-	return x->bci < y->bci ? -1 : x->bci > y->bci;
-}
-
 /* room in cm->lbuf for n lines; 0 or -ENOMEM */
 static int cm_lines_room(struct codemap *cm, size_t n)
 {
 	return grow_array((void **)&cm->lbuf, &cm->lbufcap, n ? n : 1,
 			  sizeof(*cm->lbuf));
-}
-
-/*
- * Apply one checked method (strings interned; src: its table, n_lines
- * entries in any order, sorted here in place) recorded at t.
- */
-static int add_method(struct codemap *cm, const struct codemap_method *in,
-		      struct cm_line *src, uint64_t t)
-{
-	struct codemap_method *m, *prev;
-	struct cm_meth *cmm;
-	struct cm_line *lines;
-	bool sorted = true;
-	size_t lsz = (size_t)in->n_lines * sizeof(*lines);
-
-	/* sorted first, so the same table in another order compares equal */
-	for (uint32_t i = 1; i < in->n_lines; i++)
-		if (src[i].bci < src[i - 1].bci)
-			sorted = false;
-	if (!sorted)
-		qsort(src, in->n_lines, sizeof(*src), line_cmp);
-
-	/*
-	 * The same method again (a new generation's snapshot, or a race in
-	 * the writer): nothing new but that it is still alive. Another
-	 * method at this Method* (class unloading reused the address)
-	 * replaces it, and the old one is dead from now.
-	 */
-	prev = u64map_get(&cm->mhash, in->method);
-	if (prev) {
-		struct cm_meth *pm = (struct cm_meth *)prev;
-
-		if (prev->const_method == in->const_method &&
-		    prev->klass == in->klass && prev->name == in->name &&
-		    prev->signature == in->signature &&
-		    prev->source == in->source &&
-		    prev->modifiers == in->modifiers &&
-		    prev->flags == in->flags && prev->n_lines == in->n_lines &&
-		    (!lsz || !memcmp(prev->lines, src, lsz))) {
-			pm->epoch = cm->epoch;
-			pm->dead_ns = 0;
-			return 0;
-		}
-		if (!pm->dead_ns)
-			pm->dead_ns = t ? t : 1;
-	}
-	cmm = calloc(1, sizeof(*cmm) + lsz);
-	if (!cmm)
-		return cm_fail(cm, ENOMEM, "out of memory");
-	m = &cmm->m;
-	cmm->size = sizeof(*cmm) + lsz;
-	cmm->epoch = cm->epoch;
-	cmm->load_ns = t;
-	cmm->older = (struct cm_meth *)prev;
-	lines = (struct cm_line *)(cmm + 1);
-	if (lsz)
-		memcpy(lines, src, lsz);
-	*m = *in;
-	m->lines = lines;
-	if (grow_array((void **)&cm->methods, &cm->capm, cm->nmethods + 1,
-		       sizeof(*cm->methods)) ||
-	    u64map_put(&cm->mhash, m->method, m)) {
-		free(cmm);
-		return cm_fail(cm, ENOMEM, "out of memory");
-	}
-	cm->methods[cm->nmethods++] = m;
-	cm->mem += cmm->size;
-	cm->stats.methods++;
-	return 0;
 }
 
 static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
@@ -268,8 +191,8 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 	struct rd r = { p, len, sizeof(rec) };
 	const char *s[4];
 	uint16_t n[4];
-	struct codemap_method m;
-	const char *is[4];
+	struct cm_mdesc m;
+	uint32_t num[4];
 
 	if (len < sizeof(rec))
 		return BAD("METHOD record of %u bytes is shorter than %zu", at,
@@ -297,14 +220,15 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 			   at);
 
 	for (int i = 0; i < 4; i++)
-		if (!(is[i] = intern(cm, s[i], n[i])))
+		if (cm_str_num(cm, s[i], n[i], &num[i]))
 			return cm_fail(cm, ENOMEM, "out of memory");
-	m = (struct codemap_method){
+	m = (struct cm_mdesc){
 		.method = rec.method, .const_method = rec.const_method,
-		.klass = is[0], .name = is[1], .signature = is[2],
-		.source = is[3], .modifiers = rec.modifiers,
+		.name = num[1], .sig = num[2], .modifiers = rec.modifiers,
 		.flags = rec.flags, .n_lines = rec.n_lines,
 	};
+	if (cm_class_num(cm, num[0], num[3], &m.klass))
+		return cm_fail(cm, ENOMEM, "out of memory");
 	/* the table may sit unaligned in the record: copied out first */
 	if (cm_lines_room(cm, rec.n_lines))
 		return cm_fail(cm, ENOMEM, "out of memory");
@@ -312,7 +236,7 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 		memcpy(cm->lbuf, p + r.off - (size_t)rec.n_lines *
 		       sizeof(struct cm_line),
 		       (size_t)rec.n_lines * sizeof(struct cm_line));
-	return add_method(cm, &m, cm->lbuf, t);
+	return cm_method_add(cm, &m, cm->lbuf, t);
 }
 
 static int add_blob(struct codemap *cm, struct cm_blob *b, size_t size)
@@ -321,10 +245,10 @@ static int add_blob(struct codemap *cm, struct cm_blob *b, size_t size)
 		       sizeof(*cm->blobs)))
 		return -ENOMEM;
 	b->seq = cm->stats.records;
-	b->size = size;
+	b->size = cm_alloc_bytes(size);
 	b->epoch = cm->epoch;
 	cm->blobs[cm->nblobs++] = b;
-	cm->mem += size;
+	cm->mem += b->size;
 	return 0;
 }
 
@@ -692,7 +616,7 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 		return cm_fail(cm, ENOMEM, "out of memory");
 	}
 	cm->threads[cm->nthreads++] = th;
-	cm->mem += sizeof(*th);
+	cm->mem += cm_alloc_bytes(sizeof(*th));
 	cm->stats.threads++;
 	if (cm->thread_fn)
 		cm->thread_fn(cm->thread_ctx, &th->t,
@@ -757,23 +681,79 @@ static bool vr_end_ok(const struct vr *r, const uint8_t *rec, uint32_t len)
 	return true;
 }
 
+static uint64_t id_slot(uint32_t k, size_t cap)
+{
+	uint64_t h = k * 0x9E3779B97F4A7C15ull;
+
+	return (h ^ (h >> 29)) & (cap - 1);
+}
+
+/* the number of id k: true and *v, or false when not defined */
+static bool idmap_get(const struct cm_idmap *m, uint64_t k, uint32_t *v)
+{
+	if (!m->cap || !k || k > CM_ID_MAX)
+		return false;
+	for (size_t i = id_slot((uint32_t)k, m->cap); m->kv[i][0];
+	     i = (i + 1) & (m->cap - 1))
+		if (m->kv[i][0] == k) {
+			*v = m->kv[i][1];
+			return true;
+		}
+	return false;
+}
+
+/* define id k (1 .. CM_ID_MAX, not defined yet) as v; 0 or -ENOMEM */
+static int idmap_put(struct cm_idmap *m, uint32_t k, uint32_t v)
+{
+	size_t i;
+
+	if ((m->n + 1) * 4 > m->cap * 3) {
+		struct cm_idmap nm = { .cap = m->cap ? m->cap * 2 : 256 };
+
+		nm.kv = calloc(nm.cap, sizeof(*nm.kv));
+		if (!nm.kv)
+			return -ENOMEM;
+		for (size_t j = 0; j < m->cap; j++) {
+			if (!m->kv[j][0])
+				continue;
+			for (i = id_slot(m->kv[j][0], nm.cap); nm.kv[i][0];
+			     i = (i + 1) & (nm.cap - 1))
+				;
+			nm.kv[i][0] = m->kv[j][0];
+			nm.kv[i][1] = m->kv[j][1];
+		}
+		nm.n = m->n;
+		free(m->kv);
+		*m = nm;
+	}
+	for (i = id_slot(k, m->cap); m->kv[i][0]; i = (i + 1) & (m->cap - 1))
+		;
+	m->kv[i][0] = k;
+	m->kv[i][1] = v;
+	m->n++;
+	return 0;
+}
+
 void cm_ids_reset(struct codemap *cm)
 {
-	u64map__free(&cm->sids);
-	u64map__free(&cm->cid_name);
-	u64map__free(&cm->cid_src);
+	free(cm->sids.kv);
+	free(cm->cids.kv);
+	memset(&cm->sids, 0, sizeof(cm->sids));
+	memset(&cm->cids, 0, sizeof(cm->cids));
 }
 
 size_t cm_ids_bytes(const struct codemap *cm)
 {
-	return u64map__bytes(&cm->sids) + u64map__bytes(&cm->cid_name) +
-	       u64map__bytes(&cm->cid_src);
+	return (cm->sids.cap ? cm_alloc_bytes(cm->sids.cap * sizeof(*cm->sids.kv)) : 0) +
+	       (cm->cids.cap ? cm_alloc_bytes(cm->cids.cap * sizeof(*cm->cids.kv)) : 0);
 }
 
 /* the text of a string id, NULL when not defined */
 static const char *sid_text(const struct codemap *cm, uint64_t id)
 {
-	return id && id <= CM_ID_MAX ? u64map_get(&cm->sids, id) : NULL;
+	uint32_t num;
+
+	return idmap_get(&cm->sids, id, &num) ? cm_str(cm, num) : NULL;
 }
 
 static int parse_strings(struct codemap *cm, const uint8_t *p, uint32_t len,
@@ -793,7 +773,7 @@ static int parse_strings(struct codemap *cm, const uint8_t *p, uint32_t len,
 
 		for (uint32_t i = 0; i < rec.count; i++) {
 			uint64_t id, n;
-			const char *old, *s;
+			const char *old;
 
 			if (!vr_get(&r, &id) || !vr_get(&r, &n) ||
 			    n > (uint64_t)(r.end - r.p))
@@ -811,8 +791,11 @@ static int parse_strings(struct codemap *cm, const uint8_t *p, uint32_t len,
 				return BAD("STRINGS record defines string id %" PRIu64 " again with another text",
 					   at, id);
 			if (apply && !old) {
-				s = intern(cm, (const char *)r.p, (uint16_t)n);
-				if (!s || u64map_put(&cm->sids, id, (void *)s))
+				uint32_t num;
+
+				if (cm_str_num(cm, (const char *)r.p, (size_t)n,
+					       &num) ||
+				    idmap_put(&cm->sids, (uint32_t)id, num))
 					return cm_fail(cm, ENOMEM, "out of memory");
 				cm->stats.strings++;
 			}
@@ -841,7 +824,9 @@ static int parse_classes(struct codemap *cm, const uint8_t *p, uint32_t len,
 
 		for (uint32_t i = 0; i < rec.count; i++) {
 			uint64_t id, name, src;
-			const char *ns, *ss, *on;
+			uint32_t nn, sn = 0, cn, on;
+			const char *ns;
+			bool defined;
 
 			if (!vr_get(&r, &id) || !vr_get(&r, &name) ||
 			    !vr_get(&r, &src))
@@ -850,21 +835,24 @@ static int parse_classes(struct codemap *cm, const uint8_t *p, uint32_t len,
 			if (!id || id > CM_ID_MAX)
 				return BAD("CLASSES record's entry %u has id %" PRIu64,
 					   at, i, id);
-			ns = sid_text(cm, name);
-			ss = src ? sid_text(cm, src) : intern(cm, "", 0);
-			if (!ns || !*ns || !ss)
+			ns = idmap_get(&cm->sids, name, &nn) ? cm_str(cm, nn) :
+			     NULL;
+			if (!ns || !*ns || (src && !idmap_get(&cm->sids, src, &sn)))
 				return BAD("CLASSES record's entry %u names string id %" PRIu64 ", not defined or empty",
 					   at, i, ns && *ns ? src : name);
-			on = u64map_get(&cm->cid_name, id);
-			if (on && (on != ns ||
-				   u64map_get(&cm->cid_src, id) != ss))
+			if (!src && cm_str_num(cm, "", 0, &sn))
+				return cm_fail(cm, ENOMEM, "out of memory");
+			/* a class number is its (name, source) */
+			if (cm_class_num(cm, nn, sn, &cn))
+				return cm_fail(cm, ENOMEM, "out of memory");
+			defined = idmap_get(&cm->cids, id, &on);
+			if (defined && on != cn)
 				return BAD("CLASSES record defines class id %" PRIu64 " again as another class",
 					   at, id);
-			if (apply && !on &&
-			    (u64map_put(&cm->cid_name, id, (void *)ns) ||
-			     u64map_put(&cm->cid_src, id, (void *)ss)))
+			if (apply && !defined &&
+			    idmap_put(&cm->cids, (uint32_t)id, cn))
 				return cm_fail(cm, ENOMEM, "out of memory");
-			if (apply && !on)
+			if (apply && !defined)
 				cm->stats.classes++;
 		}
 		if (!vr_end_ok(&r, p, len))
@@ -891,10 +879,11 @@ static bool line_step(uint64_t z, uint32_t *prev)
 /* entry i of a METHODS record at r into m, its lines into cm->lbuf */
 static int method_entry(struct codemap *cm, struct vr *r,
 			const struct cm_methods *rec, uint32_t i, uint64_t at,
-			struct codemap_method *m)
+			struct cm_mdesc *m)
 {
 	uint64_t d, z, cid, nid, gid, mods, flags, nl;
 	uint32_t bci = 0, line = 0;
+	const char *name, *sig;
 
 	if (!vr_get(r, &d) || !vr_get(r, &z) || !vr_get(r, &cid) ||
 	    !vr_get(r, &nid) || !vr_get(r, &gid) || !vr_get(r, &mods) ||
@@ -907,15 +896,13 @@ static int method_entry(struct codemap *cm, struct vr *r,
 	memset(m, 0, sizeof(*m));
 	m->method = rec->base + d;
 	m->const_method = m->method + (uint64_t)cm_unzigzag(z);
-	m->klass = cid && cid <= CM_ID_MAX ?
-		   u64map_get(&cm->cid_name, cid) : NULL;
-	m->source = m->klass ? u64map_get(&cm->cid_src, cid) : NULL;
-	m->name = sid_text(cm, nid);
-	m->signature = sid_text(cm, gid);
-	if (!m->klass)
+	if (!idmap_get(&cm->cids, cid, &m->klass))
 		return BAD("METHODS record's entry %u names class id %" PRIu64 ", not defined",
 			   at, i, cid);
-	if (!m->name || !m->signature || !*m->name || !*m->signature)
+	if (!idmap_get(&cm->sids, nid, &m->name) ||
+	    !idmap_get(&cm->sids, gid, &m->sig) ||
+	    !(name = cm_str(cm, m->name)) || !(sig = cm_str(cm, m->sig)) ||
+	    !*name || !*sig)
 		return BAD("METHODS record's entry %u names a string id not defined or empty",
 			   at, i);
 	if (mods > CM_ID_MAX)
@@ -953,7 +940,7 @@ static int parse_methods(struct codemap *cm, const uint8_t *p, uint32_t len,
 			 uint64_t at, uint64_t t)
 {
 	struct cm_methods rec;
-	struct codemap_method m;
+	struct cm_mdesc m;
 	int err;
 
 	if (len < sizeof(rec))
@@ -968,7 +955,7 @@ static int parse_methods(struct codemap *cm, const uint8_t *p, uint32_t len,
 		for (uint32_t i = 0; i < rec.count; i++) {
 			if ((err = method_entry(cm, &r, &rec, i, at, &m)))
 				return err;
-			if (apply && (err = add_method(cm, &m, cm->lbuf, t)))
+			if (apply && (err = cm_method_add(cm, &m, cm->lbuf, t)))
 				return err;
 		}
 		if (!vr_end_ok(&r, p, len))
