@@ -149,7 +149,13 @@ echo "  replay: report -i, whole process $(awk -v a="$rep" -v n="$n" 'BEGIN { if
 if [ -x "$BUILD/bench/bench_decode" ]; then
 	d=$(cd "$TOP" && "$BUILD/bench/bench_decode" tests/data/decode 50000 |
 		sed -n 's/.*median \([0-9]*\) ns.*/\1/p')
-	echo "  replay: bench_decode (decoder alone, captured samples) median ${d} ns/sample; live steady decode / bench_decode $(ratio "$live" "$d")"
+	# the JVM runs' decode (no raw file written), median
+	jl=$(figm jvm steady_decode_cpu_ns_per_sample)
+	r=$(ratio "$jl" "$d")
+	echo "  replay: bench_decode (decoder alone, captured samples) median ${d} ns/sample; the jvm runs' steady decode (median ${jl} ns) / bench_decode $r"
+	if awk -v r="$r" 'BEGIN { exit !(r + 0 > 2) }'; then
+		echo "  (more than 2x: bench_decode decodes the same few captured samples over and over, its code maps, symbols and records in the cache; live, each sample is decoded a delay after it came, in batches 0.1 s apart, its record, the code map's entries and the profile's stacks brought back from memory after the host's other work, and the live figure also holds the batches' work: code maps caught up, processes checked; see docs/sampler.md)"
+	fi
 fi
 kill $jpid 2>/dev/null
 wait $jpid 2>/dev/null

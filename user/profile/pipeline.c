@@ -56,6 +56,7 @@ void pipeline__free(struct pipeline *pl)
 	queue__free(&pl->queue);
 	offcpu__free(&pl->offcpu);
 	procs__free(pl);
+	free(pl->str_cache);
 	free(pl->frames);
 	decoder__free(pl->dec);
 	symbolizer__free(pl->sz);
@@ -148,15 +149,17 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
 	bool hdr_ok = len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC;
+	uint64_t now = mono_ns();
+	struct proc_state *ps;
 	struct queued *q;
 
 	pl->stats.records++;
-	if (hdr_ok)
-		procs__get(pl, (pid_t)h->pid, h->comm);
+	if (hdr_ok && (ps = procs__get(pl, (pid_t)h->pid, h->comm)))
+		ps->arrival_ns = now;
 	if (hdr_ok && h->ktime_ns > pl->last_ktime)
 		pl->last_ktime = h->ktime_ns;
 	if (hdr_ok && h->event == ASGST_EV_OFFCPU_END) {
-		q = offcpu__end(&pl->offcpu, &pl->queue, h, mono_ns());
+		q = offcpu__end(&pl->offcpu, &pl->queue, h, now);
 		if (pl->opts.raw)
 			raw_keep_end(pl, q, data, len);
 		return 0;
@@ -166,14 +169,126 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 		return -ENOMEM;
 	if (hdr_ok && h->event == ASGST_EV_OFFCPU && h->tid &&
 	    !((uintptr_t)q->data & 7)) {
-		if (offcpu__hold(&pl->offcpu, &pl->queue, q, mono_ns())) {
+		if (offcpu__hold(&pl->offcpu, &pl->queue, q, now)) {
 			free(q);
 			return -ENOMEM;
 		}
 		return 0;
 	}
-	queue__push(&pl->queue, q, mono_ns());
+	queue__push(&pl->queue, q, now);
 	return 0;
+}
+
+/*
+ * The strings of a decoded trace as the profile's own (interned in pl->st,
+ * which the profile shares), so profile__add_interned neither copies the
+ * trace nor interns it again: a Java frame's class, method, signature and
+ * source point into its code map, a stub's name too, and the profile would
+ * otherwise look up every string of every frame, and compare those of the
+ * code maps byte by byte (a freed name may share an address with a newer
+ * one). Here a pointer maps to its interned copy, and a Java frame's four
+ * at once, for as long as no code map may have freed a string
+ * (pl->cm_epoch, moved by procs.c); the same few hundred come back sample
+ * after sample. Direct-mapped, bounded.
+ */
+#define STR_CACHE_SLOTS		4096
+#define JAVA_CACHE_SLOTS	1024
+
+struct str_cache_ent {
+	const char *src, *dst;
+};
+
+struct java_cache_ent {
+	const char *src[4], *dst[4];	/* klass, method, signature, source */
+};
+
+struct str_cache {
+	struct str_cache_ent s[STR_CACHE_SLOTS];
+	struct java_cache_ent j[JAVA_CACHE_SLOTS];
+};
+
+static inline uint64_t ptr_hash(const void *p)
+{
+	return (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+}
+
+static bool intern_str(struct pipeline *pl, const char **s)
+{
+	const char *src = *s, *dst;
+	struct str_cache_ent *e;
+
+	if (!src)
+		return true;
+	e = &pl->str_cache->s[(ptr_hash(src) >> 40) & (STR_CACHE_SLOTS - 1)];
+	if (e->src == src) {
+		*s = e->dst;
+		return true;
+	}
+	dst = strtab__intern(pl->st, src);
+	if (!dst)
+		return false;
+	e->src = src;
+	e->dst = dst;
+	*s = dst;
+	return true;
+}
+
+static bool intern_java(struct pipeline *pl, struct frame *f)
+{
+	const char **fs[4] = { &f->klass, &f->method, &f->signature,
+			       &f->source };
+	struct java_cache_ent *e;
+	uint64_t h;
+	int i;
+
+	h = ptr_hash(f->klass) ^ (ptr_hash(f->method) >> 7) ^
+	    (ptr_hash(f->signature) >> 13);
+	e = &pl->str_cache->j[(h >> 40) & (JAVA_CACHE_SLOTS - 1)];
+	if (e->src[0] == f->klass && e->src[1] == f->method &&
+	    e->src[2] == f->signature && e->src[3] == f->source) {
+		for (i = 0; i < 4; i++)
+			*fs[i] = e->dst[i];
+		return true;
+	}
+	for (i = 0; i < 4; i++) {
+		e->src[i] = *fs[i];
+		if (!intern_str(pl, fs[i])) {
+			e->src[0] = NULL;
+			return false;
+		}
+		e->dst[i] = *fs[i];
+	}
+	return true;
+}
+
+/* true when every string of t is now pl->st's own */
+static bool intern_trace(struct pipeline *pl, struct trace *t)
+{
+	if (!pl->str_cache &&
+	    !(pl->str_cache = calloc(1, sizeof(*pl->str_cache))))
+		return false;
+	if (pl->str_cache_epoch != pl->cm_epoch) {
+		memset(pl->str_cache, 0, sizeof(*pl->str_cache));
+		pl->str_cache_epoch = pl->cm_epoch;
+	}
+	if (!intern_str(pl, &t->comm) || !intern_str(pl, &t->thread) ||
+	    !intern_str(pl, &t->error_name) ||
+	    !intern_str(pl, &t->container_id) || !intern_str(pl, &t->pod_uid))
+		return false;
+	for (uint32_t i = 0; i < t->nframes; i++) {
+		struct frame *f = &t->frames[i];
+
+		if (f->klass && !intern_java(pl, f))
+			return false;
+		if (!f->klass && (!intern_str(pl, &f->method) ||
+				  !intern_str(pl, &f->signature) ||
+				  !intern_str(pl, &f->source)))
+			return false;
+		if (!intern_str(pl, &f->symbol) || !intern_str(pl, &f->module) ||
+		    !intern_str(pl, &f->reason))
+			return false;
+	}
+	return true;
 }
 
 static void decode_one(struct pipeline *pl, const struct queued *q,
@@ -186,6 +301,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	bool jvm;
 	const struct codemap_thread *th;
 	const char *why = NULL;
+	uint64_t weight;
 
 	if (sample__parse(q->data, q->len, &s, &why)) {
 		pl->stats.bad_records++;
@@ -225,8 +341,10 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 		pl->stats.filtered++;
 		return;
 	}
-	if (profile__add(pl->prof, &t, 1,
-			 s.hdr->event == ASGST_EV_OFFCPU ? s.hdr->weight_ns : 0))
+	weight = s.hdr->event == ASGST_EV_OFFCPU ? s.hdr->weight_ns : 0;
+	/* what intern_trace could not intern, profile__add does (or fails) */
+	if (intern_trace(pl, &t) ? profile__add_interned(pl->prof, &t, 1, weight) :
+				   profile__add(pl->prof, &t, 1, weight))
 		return;
 	pl->stats.decoded++;
 }
@@ -263,7 +381,9 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 		}
 		queue__pop(&pl->queue);
 		/* the next record has been out of the cache since it came (the
-		 * decode delay): fetch its header while this one decodes */
+		 * decode delay): fetch its header while this one decodes (all
+		 * of it measured slower: the prefetches queue up behind the
+		 * misses of the decode) */
 		if (pl->queue.head) {
 			__builtin_prefetch(pl->queue.head);
 			__builtin_prefetch((const char *)pl->queue.head->data + 64);

@@ -44,6 +44,7 @@ struct proc_state {
 	uint64_t gone_ns;	/* seen exited (or its pid reused); 0: alive */
 	uint64_t until_seq;	/* retired: its samples decode before this */
 	uint64_t checked_ns;	/* start time last compared */
+	uint64_t arrival_ns;	/* its last record came (pipeline__push) */
 };
 
 struct pipeline {
@@ -69,6 +70,13 @@ struct pipeline {
 	struct proc_state *retired;	/* exited, samples still queued */
 	size_t retired_n, retired_cap;
 	uint64_t first_batch_ns;	/* first samples decoded (warm-up) */
+	/* a trace's strings as the profile's (pipeline.c, intern_trace):
+	 * valid while cm_epoch stays; procs.c moves it whenever a code map
+	 * may have freed strings (freed, pruned, handed over) */
+	struct str_cache *str_cache;
+	uint64_t str_cache_epoch;
+	uint64_t cm_epoch;
+	uint64_t cm_pruned;		/* sum of the code maps' pruned */
 	/* but for queued and offcpu_*: see pipeline__stats() */
 	struct pipeline_stats stats;
 };

@@ -314,6 +314,8 @@ void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
 
 void procs__update_codemaps(struct pipeline *pl, uint64_t now)
 {
+	uint64_t pruned = 0;
+
 	pl->last_update_ns = now;
 	for (size_t i = 0; i < pl->procs_cap; i++) {
 		struct proc_state *ps = &pl->procs[i];
@@ -331,6 +333,17 @@ void procs__update_codemaps(struct pipeline *pl, uint64_t now)
 			proc_say_agent_off(pl, ps);
 		if (ps->used && ps->cm)
 			proc_say_map_loss(pl, ps);
+		if (ps->used && ps->cm) {
+			struct codemap_stats cs;
+
+			/* what the update dropped may have held names */
+			codemap__stats(ps->cm, &cs);
+			pruned += cs.pruned + cs.handovers;
+		}
+	}
+	if (pruned != pl->cm_pruned) {
+		pl->cm_pruned = pruned;
+		pl->cm_epoch++;
 	}
 	procs__prune(pl, now);
 }
@@ -513,6 +526,7 @@ static void proc_release(struct pipeline *pl, struct proc_state *ps)
 		proc_raw_out(pl, ps);
 	jthreads__free(ps->jts);	/* it follows the code map: first */
 	codemap__free(ps->cm);
+	pl->cm_epoch++;		/* its names are gone */
 	free(ps->tap);
 	symbolizer__forget(pl->sz, ps->pid);
 	pl->stats.procs_dropped++;
@@ -594,8 +608,10 @@ static void proc_retire(struct pipeline *pl, struct proc_state *ps,
 
 	r.gone_ns = r.gone_ns ? r.gone_ns : mono_ns();
 	/* the code it wrote before it ended, for its last samples */
-	if (r.cm)
+	if (r.cm) {
 		codemap__update(r.cm);
+		pl->cm_epoch++;	/* not followed by the sum in update */
+	}
 	if (pl->cap)
 		capture__forget(pl->cap, r.pid, r.is_jvm);
 	proc_slot_clear(pl, ps);
@@ -646,31 +662,30 @@ static void procs_fill_stats(struct pipeline *pl)
 }
 
 /*
- * Before a batch is decoded: a process with a sample in it that arrived
- * after its start time was last compared is looked at again, so that a
- * pid taken over by a new process is seen before the new one's first
- * sample is decoded (the sweep below comes once a second only).
+ * Before a batch is decoded: a process with a sample that arrived after
+ * its start time was last compared is looked at again, so that a pid
+ * taken over by a new process is seen before the new one's first sample
+ * is decoded (the sweep below comes once a second only). By the
+ * process's last arrival (pipeline__push), not by a walk of the queue:
+ * that would bring every record of the batch into the cache twice.
  */
 static void procs_check_due(struct pipeline *pl, uint64_t now)
 {
-	for (const struct queued *q = pl->queue.head; q; q = q->next) {
-		const struct asgst_sample_hdr *h = (const void *)q->data;
-		struct proc_state *ps;
+	for (size_t i = 0; i < pl->procs_cap; i++) {
+		struct proc_state *ps = &pl->procs[i];
 		uint64_t start;
 
-		if (q->arrival_ns + pl->opts.decode_delay_ns > now)
-			break;
-		if (q->len < sizeof(*h) || h->magic != ASGST_SAMPLE_MAGIC)
-			continue;
-		ps = proc_slot(pl->procs, pl->procs_cap, (pid_t)h->pid);
 		/* an exited one too: its pid may have been taken since */
 		if (!ps->used || ps->attach_child > 0 ||
-		    ps->checked_ns >= q->arrival_ns)
+		    ps->checked_ns >= ps->arrival_ns)
 			continue;
 		ps->checked_ns = now;
 		switch (proc_life(pl, ps, &start)) {
 		case PROC_REUSED:
+			/* entries move in the table: look again from the start
+			 * (those looked at are checked_ns = now) */
 			proc_retire(pl, ps, start);
+			i = (size_t)-1;
 			break;
 		case PROC_EXITED:
 			ps->gone_ns = ps->gone_ns ? ps->gone_ns : now;
@@ -792,6 +807,7 @@ int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 	ps->jvm_from_seq = jvm_from_seq;
 	if (cm) {
 		codemap__free(ps->cm);
+		pl->cm_epoch++;	/* the old map's names are gone */
 		ps->cm = cm;
 		pl->stats.jvms_decoded++;
 	}

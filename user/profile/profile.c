@@ -270,15 +270,69 @@ static int profile__rehash(struct profile *p)
 	return 0;
 }
 
+/* key's strings are p->strtab's own: count it in its stack, or add a copy */
+static int add_key(struct profile *p, const struct trace *key, uint64_t count,
+		   uint64_t weight_ns)
+{
+	const struct frame *frames = key->frames;
+	struct profile_stack *ps;
+	uint64_t h;
+	size_t j;
+
+	/* keep the load under 1/2 so probe chains stay short; a failed grow
+	 * only costs probe length until the table would be full */
+	if ((p->nstacks + 1) * 2 > p->nslots && profile__rehash(p) &&
+	    p->nstacks + 1 >= p->nslots)
+		return -ENOMEM;
+	h = trace_hash(key);
+	for (j = h & (p->nslots - 1); p->slots[j]; j = (j + 1) & (p->nslots - 1)) {
+		ps = &p->stacks[p->slots[j] - 1];
+		if (p->hashes[p->slots[j] - 1] == h && trace_eq(&ps->trace, key)) {
+			ps->count += count;
+			ps->weight_ns += weight_ns;
+			return 0;
+		}
+	}
+
+	if (p->nstacks >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if (p->nstacks == p->cap_stacks) {
+		size_t nc = p->cap_stacks ? p->cap_stacks * 2 : 256;
+		struct profile_stack *s = realloc(p->stacks, nc * sizeof(*s));
+		uint64_t *hs;
+
+		if (!s)
+			return -ENOMEM;
+		p->stacks = s;
+		hs = realloc(p->hashes, nc * sizeof(*hs));
+		if (!hs)
+			return -ENOMEM;
+		p->hashes = hs;
+		p->cap_stacks = nc;
+	}
+	ps = &p->stacks[p->nstacks];
+	memset(ps, 0, sizeof(*ps));
+	ps->trace = *key;
+	ps->trace.frames = NULL;
+	if (key->nframes) {
+		ps->trace.frames = malloc(key->nframes * sizeof(*frames));
+		if (!ps->trace.frames)
+			return -ENOMEM;
+		memcpy(ps->trace.frames, frames, key->nframes * sizeof(*frames));
+	}
+	ps->count = count;
+	ps->weight_ns = weight_ns;
+	p->hashes[p->nstacks] = h;
+	p->slots[j] = ++p->nstacks;
+	return 0;
+}
+
 int profile__add(struct profile *p, const struct trace *t, uint64_t count,
 		 uint64_t weight_ns)
 {
 	struct frame local[64];
 	struct frame *frames = local;
 	struct trace key = *t;
-	struct profile_stack *ps;
-	uint64_t h;
-	size_t j;
 	int err = -ENOMEM;
 
 	if (key.nframes > TRACE_MAX_FRAMES)
@@ -306,55 +360,19 @@ int profile__add(struct profile *p, const struct trace *t, uint64_t count,
 			goto cleanup;
 	}
 
-	/* keep the load under 1/2 so probe chains stay short; a failed grow
-	 * only costs probe length until the table would be full */
-	if ((p->nstacks + 1) * 2 > p->nslots && profile__rehash(p) &&
-	    p->nstacks + 1 >= p->nslots)
-		goto cleanup;
-	h = trace_hash(&key);
-	for (j = h & (p->nslots - 1); p->slots[j]; j = (j + 1) & (p->nslots - 1)) {
-		ps = &p->stacks[p->slots[j] - 1];
-		if (p->hashes[p->slots[j] - 1] == h && trace_eq(&ps->trace, &key)) {
-			ps->count += count;
-			ps->weight_ns += weight_ns;
-			err = 0;
-			goto cleanup;
-		}
-	}
-
-	if (p->nstacks >= UINT32_MAX - 1)
-		goto cleanup;
-	if (p->nstacks == p->cap_stacks) {
-		size_t nc = p->cap_stacks ? p->cap_stacks * 2 : 256;
-		struct profile_stack *s = realloc(p->stacks, nc * sizeof(*s));
-		uint64_t *hs;
-
-		if (!s)
-			goto cleanup;
-		p->stacks = s;
-		hs = realloc(p->hashes, nc * sizeof(*hs));
-		if (!hs)
-			goto cleanup;
-		p->hashes = hs;
-		p->cap_stacks = nc;
-	}
-	ps = &p->stacks[p->nstacks];
-	memset(ps, 0, sizeof(*ps));
-	ps->trace = key;
-	ps->trace.frames = NULL;
-	if (key.nframes) {
-		ps->trace.frames = malloc(key.nframes * sizeof(*frames));
-		if (!ps->trace.frames)
-			goto cleanup;
-		memcpy(ps->trace.frames, frames, key.nframes * sizeof(*frames));
-	}
-	ps->count = count;
-	ps->weight_ns = weight_ns;
-	p->hashes[p->nstacks] = h;
-	p->slots[j] = ++p->nstacks;
-	err = 0;
+	err = add_key(p, &key, count, weight_ns);
 cleanup:
 	if (frames != local)
 		free(frames);
 	return err;
+}
+
+int profile__add_interned(struct profile *p, const struct trace *t,
+			  uint64_t count, uint64_t weight_ns)
+{
+	struct trace key = *t;
+
+	if (key.nframes > TRACE_MAX_FRAMES)
+		key.nframes = TRACE_MAX_FRAMES;
+	return add_key(p, &key, count, weight_ns);
 }

@@ -49,6 +49,13 @@ const struct profile_meta *profile__meta_const(const struct profile *p);
 /* 0 or -ENOMEM */
 int profile__add(struct profile *p, const struct trace *t, uint64_t count,
 		 uint64_t weight_ns);
+/*
+ * profile__add for a trace whose strings are all profile__strtab(p)'s own
+ * (or NULL), as the pipeline interns them: neither copied nor interned
+ * again. 0 or -ENOMEM.
+ */
+int profile__add_interned(struct profile *p, const struct trace *t,
+			  uint64_t count, uint64_t weight_ns);
 size_t profile__nstacks(const struct profile *p);
 /*
  * What a flame graph weighs a stack by: its samples, or, when the profile

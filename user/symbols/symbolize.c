@@ -76,6 +76,13 @@ struct proc {
 	char *maps_text;		/* the text the maps were parsed from */
 	size_t maps_len;
 	struct perfmap *jit;		/* JIT symbols, from the first need */
+	/*
+	 * The mappings last found (proc_find): a stack's pcs fall in a few
+	 * modules, looked up for CFI, for is_text and for the name. NULL
+	 * whenever maps is replaced.
+	 */
+	struct pmap *hot[2];
+	uint64_t gen;			/* these maps' load (pc_cache key) */
 };
 
 struct symbolizer {
@@ -95,6 +102,9 @@ struct symbolizer {
 	struct symbolizer_stats stats;
 	struct cfi_cache *cfi_cache;	/* rows by (module, pc), bounded */
 	struct sym_cache *sym_cache;	/* names by (module, pc): see below */
+	struct pc_cache *pc_cache;	/* frames by (pid, maps, pc): below */
+	uint64_t maps_gen;		/* loads of maps so far */
+	struct proc *last_proc;		/* proc_get's last answer */
 	symbolizer_maps_fn maps_fallback;	/* gone processes' maps */
 	void *maps_fallback_ctx;
 };
@@ -135,6 +145,7 @@ static void maps_hold(struct pmap *pm, size_t n, bool hold)
 
 static void free_proc_maps(struct proc *p)
 {
+	p->hot[0] = p->hot[1] = NULL;
 	free(p->maps);
 	p->maps = NULL;
 	p->nmaps = 0;
@@ -178,6 +189,7 @@ void symbolizer__free(struct symbolizer *sz)
 	kallsyms__free(sz->ks);
 	cfi_cache__free(sz->cfi_cache);
 	free(sz->sym_cache);
+	free(sz->pc_cache);
 	free(sz->debug_root);
 	free(sz->kallsyms_path);
 	free(sz);
@@ -239,12 +251,16 @@ static uint32_t hash64(uint64_t x)
 
 static struct proc *proc_get(struct symbolizer *sz, pid_t pid, bool create)
 {
-	uint32_t h = hash64((uint64_t)pid) % PROC_BUCKETS;
+	uint32_t h;
 	struct proc *p;
 
+	/* a sample's frames ask for the same pid over and over */
+	if (sz->last_proc && sz->last_proc->pid == pid)
+		return sz->last_proc;
+	h = hash64((uint64_t)pid) % PROC_BUCKETS;
 	for (p = sz->procs[h]; p; p = p->next)
 		if (p->pid == pid)
-			return p;
+			return sz->last_proc = p;
 	if (!create)
 		return NULL;
 	p = calloc(1, sizeof(*p));
@@ -254,7 +270,7 @@ static struct proc *proc_get(struct symbolizer *sz, pid_t pid, bool create)
 	sz->stats.procs++;
 	p->next = sz->procs[h];
 	sz->procs[h] = p;
-	return p;
+	return sz->last_proc = p;
 }
 
 static const char *basename_of(const char *path)
@@ -567,6 +583,7 @@ static int proc_load(struct symbolizer *sz, struct proc *p, char *text,
 	p->nmaps = n;
 	p->maps_text = text;
 	p->maps_len = len;
+	p->gen = ++sz->maps_gen;
 	text = NULL;
 	p->is_jvm = jvm;
 	p->read_once = true;
@@ -686,16 +703,26 @@ int symbolizer__add_offline(struct symbolizer *sz, pid_t pid, const char *text,
 static struct pmap *proc_find(struct proc *p, uint64_t pc)
 {
 	size_t lo = 0, hi = p->nmaps;
+	struct pmap *m;
 
+	for (int i = 0; i < 2; i++) {
+		m = p->hot[i];
+		if (m && pc >= m->m.start && pc < m->m.end)
+			return m;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (pc < p->maps[mid].m.start)
+		if (pc < p->maps[mid].m.start) {
 			hi = mid;
-		else if (pc >= p->maps[mid].m.end)
+		} else if (pc >= p->maps[mid].m.end) {
 			lo = mid + 1;
-		else
-			return &p->maps[mid];
+		} else {
+			m = &p->maps[mid];
+			p->hot[1] = p->hot[0];
+			p->hot[0] = m;
+			return m;
+		}
 	}
 	return NULL;
 }
@@ -896,9 +923,41 @@ static const char *native_name(struct symbolizer *sz, struct elf_module *elf,
 	return name;
 }
 
+/*
+ * Frames already named, by (pid, maps, pc): the same native pcs (a
+ * thread's start, the VM's entry into Java, a loop's calls) come back
+ * sample after sample, and each was a mapping search and a name lookup.
+ * The maps are those of one load (proc->gen, never reused, so a pid read
+ * again or reused misses); only names from an ELF module are kept (JIT
+ * names may come later). Direct-mapped and bounded; strings are interned.
+ */
+#define PC_CACHE_SLOTS	4096
+
+struct pc_cache_ent {
+	uint64_t gen;			/* 0: empty */
+	uint64_t pc;
+	const char *symbol, *module;
+	uint64_t offset;
+	bool jvm;
+};
+
+struct pc_cache {
+	struct pc_cache_ent e[PC_CACHE_SLOTS];
+};
+
+static struct pc_cache_ent *pc_cache_slot(struct symbolizer *sz,
+					  uint64_t gen, uint64_t pc)
+{
+	if (!sz->pc_cache && !(sz->pc_cache = calloc(1, sizeof(*sz->pc_cache))))
+		return NULL;
+	return &sz->pc_cache->e[sym_cache_slot(pc, gen) & (PC_CACHE_SLOTS - 1)];
+}
+
 int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		       struct frame *out)
 {
+	struct pc_cache_ent *e = NULL;
+	struct proc *p;
 	struct pmap *m;
 
 	out->symbol = NULL;
@@ -906,6 +965,16 @@ int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 	out->offset = 0;
 	if (!sz)
 		return -ENOENT;
+	p = proc_get(sz, pid, false);
+	if (p && p->gen && (e = pc_cache_slot(sz, p->gen, pc)) &&
+	    e->gen == p->gen && e->pc == pc) {
+		out->symbol = e->symbol;
+		out->module = e->module;
+		out->offset = e->offset;
+		if (e->jvm)
+			out->flags |= FRAME_F_JVM_CPP;
+		return out->symbol ? 0 : -ENOENT;
+	}
 	m = find_pmap(sz, pid, pc);
 	if (!m)
 		return native_jit(sz, pid, pc, out);
@@ -916,6 +985,16 @@ int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 	if (!m->mod || !m->mod->elf)
 		return native_jit(sz, pid, pc, out);
 	out->symbol = native_name(sz, m->mod->elf, out->offset);
+	/* the maps the name came from: find_pmap may have read them again */
+	p = proc_get(sz, pid, false);
+	if (p && p->gen && (e = pc_cache_slot(sz, p->gen, pc))) {
+		e->gen = p->gen;
+		e->pc = pc;
+		e->symbol = out->symbol;
+		e->module = out->module;
+		e->offset = out->offset;
+		e->jvm = m->m.is_jvm;
+	}
 	return out->symbol ? 0 : -ENOENT;
 }
 
@@ -1107,6 +1186,8 @@ void symbolizer__forget(struct symbolizer *sz, pid_t pid)
 	if (!p)
 		return;
 	*pp = p->next;
+	if (sz->last_proc == p)
+		sz->last_proc = NULL;
 	maps_hold(p->maps, p->nmaps, false);
 	free_proc_maps(p);
 	perfmap__free(p->jit);
