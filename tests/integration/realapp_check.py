@@ -11,6 +11,11 @@ or a static main(String[]). Frames the walk stepped over without seeing
 them (a `non_java` frame at pc 0: native code without frame pointers,
 resumed at the thread's frame anchor) are allowed and counted.
 
+With --thread-method PREFIX=CLASS (a workload whose threads PREFIX<NAME>
+run CLASS.<NAME>, a trailing number dropped: sk-monitor2 runs
+StubKinds.monitor), a stack without that frame is not whole either: the
+walk skipped frames (a cross-check that needs no second profiler).
+
 Prints MEASURE: the whole share and the count; INFO: the failures by error
 and frame (the top user frame, and the frame the walk stopped after).
 Exit 0 when the whole share >= --min.
@@ -59,8 +64,11 @@ def main():
     ap.add_argument("--min", type=float, default=0.0)
     ap.add_argument("--name", default="app")
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--thread-method", default=None)
     args = ap.parse_args()
     rx = re.compile(args.thread)
+    tm_prefix, tm_class = (args.thread_method.split("=", 1)
+                           if args.thread_method else (None, None))
     with open(args.json) as fh:
         prof = json.load(fh)
 
@@ -76,7 +84,13 @@ def main():
         jf = [f for f in fr if f["type"] in JAVA]
         unk = [i for i, f in enumerate(fr) if f["type"] == "unknown"]
         err = st.get("error")
-        if not err and not unk and jf and is_root(jf[-1]):
+        missing = False
+        thread = st.get("thread") or ""
+        if tm_prefix and thread.startswith(tm_prefix):
+            want = re.sub(r"\d+$", "", thread[len(tm_prefix):])
+            missing = not any(f.get("class") == tm_class and
+                              f.get("method") == want for f in jf)
+        if not err and not unk and jf and is_root(jf[-1]) and not missing:
             whole += n
             depth += [len(jf)] * n
             if any(f["type"] == "non_java" and f.get("pc") == "0x0"
@@ -87,11 +101,16 @@ def main():
         if unk:
             stop = fr[unk[0] - 1] if unk[0] > 0 else None
             reason = fr[unk[0]].get("reason")
+        elif missing and jf and is_root(jf[-1]):
+            stop = jf[0]
+            reason = "frames skipped: no %s.%s frame" % (tm_class, want)
         else:
             stop = jf[-1] if jf else None
             reason = "outermost Java frame is not a thread root"
         key = "%s | top %s | stopped after %s | %s" % (
-            err["name"] if err else "no error", name(top), name(stop),
+            err["name"] if err else
+            "frames skipped" if missing and not unk else "no error",
+            name(top), name(stop),
             reason)
         bad[key] += n
     if not total:

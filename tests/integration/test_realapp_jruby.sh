@@ -2,8 +2,8 @@
 # A JVM language runtime nobody here wrote: Debian's JRuby running a Ruby
 # script (its interpreter and its invokedynamic call sites: method handles,
 # deep stacks), stock flags, the agent by late attach. The main thread's
-# stacks must decode whole (realapp_check.py; the goal is 99.8 %, the bar
-# what the decoder reaches reliably: 99.5 %) on JDK 17 and, when present,
+# stacks must decode whole (realapp_check.py: >= 99.8 %; one failure in
+# about 20000 samples over fourteen runs) on JDK 17 and, when present,
 # JDK 25.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/realapp_lib.sh"
@@ -11,7 +11,7 @@ need_jdk17
 need_realapp_tools
 [ -x /usr/bin/jruby ] && [ -f /usr/share/java/jruby-core.jar ] ||
 	skip_or_fail "JRuby not installed (jruby: make deps)"
-MIN=${REALAPP_MIN_JRUBY:-99.5}
+MIN=${REALAPP_MIN_JRUBY:-99.8}
 
 cat > "$TMP/load.rb" <<'EOF2'
 # word counts, sorting, string building and recursion, forever

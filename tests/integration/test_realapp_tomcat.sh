@@ -2,8 +2,8 @@
 # A servlet container nobody here wrote: Debian's Tomcat 10 (catalina.sh
 # run, stock flags) serving a JSP page and a static file to a bounded
 # loopback HTTP client loop; the agent comes by late attach. The request
-# threads' stacks must decode whole (realapp_check.py; the goal is 99.8 %,
-# the bar what the decoder reaches reliably: 99.5 %) on JDK 17 and, when
+# threads' stacks must decode whole (realapp_check.py: >= 99.8 %; one
+# failure in about 17000 samples over fourteen runs) on JDK 17 and, when
 # present, JDK 25.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/realapp_lib.sh"
@@ -12,7 +12,7 @@ need_realapp_tools
 TC=/usr/share/tomcat10
 [ -x "$TC/bin/catalina.sh" ] && [ -f "$TC/lib/jasper.jar" ] ||
 	skip_or_fail "Tomcat 10 not installed (tomcat10-common, libtomcat10-java: make deps)"
-MIN=${REALAPP_MIN_TOMCAT:-99.5}
+MIN=${REALAPP_MIN_TOMCAT:-99.8}
 
 # a CATALINA_BASE: one HTTP connector, the default and JSP servlets, a page
 tc_base() { # DIR PORT

@@ -140,6 +140,7 @@ int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 	struct walk w;
 	struct wframe f;
 	const struct codemap_thread *th = NULL;
+	enum pc_class c;
 	bool ok = true;
 
 	if (!ctx || !s || !s->hdr || !trace || depth < 0 ||
@@ -230,7 +231,10 @@ int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 				  "too many frames (a loop?)");
 			break;
 		}
-		switch (walk_classify(&w, f.pc, &f.blob)) {
+		c = walk_classify(&w, f.pc, &f.blob);
+		if (c != PC_INTERP)
+			w.deopt_frames = false;
+		switch (c) {
 		case PC_NMETHOD:
 			ok = walk_compiled(&w, &f);
 			break;

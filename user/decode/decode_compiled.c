@@ -19,6 +19,8 @@
  * bci is its call site's.
  */
 #include <linux/types.h>
+#include <string.h>
+
 #include "decode/walk.h"
 
 /* sender of a frame of known size; false with the error set */
@@ -149,9 +151,17 @@ bool walk_compiled(struct walk *w, struct wframe *f)
 	if (!f->top)
 		return sender_by_size(w, f, b->frame_size);
 	if (prologue) {
-		if (walk_guess_sender(w, f, b->frame_size, true, true) ||
-		    walk_guess_sender(w, f, b->frame_size, true, false))
+		uint64_t live_fp = f->fp;
+
+		if (walk_guess_sender(w, f, b->frame_size, true, true))
 			return true;
+		/* a prologue does not change rbp: the caller's is the live
+		 * one, whatever the slot holds (C2 allocates the frame before
+		 * it stores rbp) */
+		if (walk_guess_sender(w, f, b->frame_size, true, false)) {
+			f->fp = live_fp;
+			return true;
+		}
 	} else {
 		/* the frame is built; else an epilogue has removed it */
 		if (walk_guess_sender(w, f, b->frame_size, true, false))
@@ -165,9 +175,51 @@ bool walk_compiled(struct walk *w, struct wframe *f)
 			 "top compiled frame: no return address found (prologue/epilogue?)");
 }
 
+/*
+ * The deoptimization and uncommon-trap blobs replace the deoptimized
+ * compiled frame by skeletal interpreted frames (return pc, rbp link,
+ * sender sp) and then call Deoptimization::unpack_frames, which fills in
+ * each frame's Method*, bcp and locals: the interpreted frames right below
+ * the blob may not have a Method* yet (decode_interp.c).
+ */
+static bool is_deopt_blob(const struct codemap_blob *b)
+{
+	return b->name && (!strncmp(b->name, "DeoptimizationBlob", 18) ||
+			   !strncmp(b->name, "UncommonTrapBlob", 16));
+}
+
+/*
+ * The safepoint poll handler blob at its first instruction: the signal
+ * handler sends the thread there from a poll in compiled code;
+ * the polled pc is kept in the thread (not in the sample) and the blob
+ * has pushed nothing yet. The frame at sp is that compiled frame, which
+ * one is not known: a gap frame stands for it and the walk goes on at
+ * the first return pc above sp whose frame checks out (a stale return pc
+ * at sp would otherwise pass for the poll's).
+ */
+static bool poll_blob_entry(struct walk *w, struct wframe *f)
+{
+	if (!walk_push_native(w, 0))
+		return false;
+	if (walk_scan_sender(w, f, f->sp, WALK_SCAN_WORDS))
+		return true;
+	return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
+			 "safepoint poll blob at its entry: the polled frame is not known");
+}
+
 bool walk_stub(struct walk *w, struct wframe *f)
 {
+	bool deopt = is_deopt_blob(f->blob);
+
 	if (!walk_push_native(w, f->pc))
 		return false;
-	return walk_stub_sender(w, f);
+	/* at its entry also below the VM's signal handler, whose signal
+	 * frame holds the pc it sent the thread to (never a return pc) */
+	if (f->pc == f->blob->start && f->blob->name &&
+	    !strncmp(f->blob->name, "SafepointBlob", 13))
+		return poll_blob_entry(w, f);
+	if (!walk_stub_sender(w, f))
+		return false;
+	w->deopt_frames = deopt;
+	return true;
 }

@@ -15,6 +15,9 @@
 #include <linux/types.h>
 #include "decode/walk.h"
 
+/* words over a compiled caller's frame a scan for its sender looks at */
+#define INTERP_ENTRY_SCAN_WORDS	512
+
 static int32_t slot(const struct walk *w, int32_t off, int32_t dflt)
 {
 	(void)w;
@@ -79,6 +82,43 @@ static bool interp_sender(struct walk *w, struct wframe *f, uint64_t fp,
 }
 
 /*
+ * remove_activation has popped the return pc into r13 (the return jumps
+ * there) and set sp to the sender sp it read into rbx: the frame is gone,
+ * its caller is the next frame (checked: a compiled caller's frame at rbx
+ * or sp, an interpreted caller's frame at rbp).
+ */
+static bool interp_returning(struct walk *w, struct wframe *f)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	const struct codemap_blob *b;
+	uint64_t ret = h->r13, cand[2] = { h->rbx, f->sp }, mp;
+
+	if (!walk_is_return_pc(w, ret))
+		return false;
+	switch (walk_classify(w, ret, &b)) {
+	case PC_NMETHOD:
+		for (int i = 0; i < 2; i++) {
+			if (cand[i] < f->sp || !walk_in(w, cand[i], 8) ||
+			    !walk_compiled_at(w, ret, cand[i]))
+				continue;
+			f->pc = ret;
+			f->sp = cand[i];
+			return true;
+		}
+		return false;
+	case PC_INTERP:
+		if (f->fp <= f->sp || !frame_method(w, f->fp, &mp))
+			return false;
+		f->pc = ret;
+		if (h->rbx > f->sp && h->rbx <= f->fp)
+			f->sp = h->rbx;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
  * The top frame is in the interpreter with rbp not (yet, or any more) at
  * a frame of its own: at a method's entry before enter (rbx not a known
  * Method*), or returning after leave, the return pc at sp[0] and the
@@ -93,7 +133,7 @@ static bool interp_left(struct walk *w, struct wframe *f)
 	uint64_t ret, cand[3] = { h->rbx, h->r13, f->sp + 8 };
 
 	if (!walk_read(w, f->sp, &ret) || !walk_is_return_pc(w, ret))
-		return false;
+		return interp_returning(w, f);
 	switch (walk_classify(w, ret, &b)) {
 	case PC_NMETHOD:
 		for (int i = 0; i < 3; i++) {
@@ -157,11 +197,32 @@ bool walk_interpreted(struct walk *w, struct wframe *f)
 				return true;
 			}
 		}
+		/*
+		 * the entry has popped the return pc (into rax, not in the
+		 * sample) and pushes the extra locals: the caller's frame
+		 * starts at the sender sp in r13, its pc is not known; a gap
+		 * frame stands for it and the walk goes on at the next frame
+		 * up from there that checks out
+		 */
+		if (h->r13 >= f->sp && walk_in(w, h->r13, 8)) {
+			if (!walk_push_native(w, 0))
+				return false;
+			if (walk_scan_sender(w, f, h->r13, INTERP_ENTRY_SCAN_WORDS))
+				return true;
+		}
 		return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
 				 "interpreter method entry: no return address found");
 	}
 	if (!framed && f->top && interp_left(w, f))
 		return true;
+	if (!framed && !f->top && w->deopt_frames && fp >= f->sp &&
+	    walk_in(w, fp, 16)) {
+		/* pushed by a deoptimization blob, not filled in yet: its
+		 * method is not known, the frame links are */
+		if (!walk_push_native(w, f->pc))
+			return false;
+		return interp_sender(w, f, fp, 0);
+	}
 	if (!framed) {
 		if (!walk_in(w, fp, 8) || fp < f->sp)
 			return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,

@@ -174,40 +174,111 @@ static bool is_ret(const struct walk *w, uint64_t pc, bool leaf)
 	return leaf ? walk_is_leaf_return_pc(w, pc) : walk_is_return_pc(w, pc);
 }
 
+/* frames a candidate sender's chain is checked over */
+#define GUESS_CHECK_DEPTH	3
+/* ... and when two shapes check out that far */
+#define GUESS_TIE_DEPTH		6
+
+/*
+ * How far a candidate sender (pc ret at sp nsp, rbp fp) checks out, in
+ * frames up to left: a compiled caller's own return pc is where its size
+ * says, and so on; an interpreted caller's frame is at fp, up the stack,
+ * with a Method* the map knows (then as good as any depth). Other callers
+ * (stubs, C) add nothing.
+ */
+static int sender_depth(struct walk *w, uint64_t ret, uint64_t nsp,
+			uint64_t fp, int left)
+{
+	const struct codemap_blob *b;
+	int32_t off = w->vm->if_method == CM_ABSENT ? -3 : w->vm->if_method;
+	uint64_t m, ret2, saved;
+
+	if (left <= 0)
+		return 0;
+	switch (walk_classify(w, ret, &b)) {
+	case PC_NMETHOD:
+		if (!b || b->frame_size <= 0 ||
+		    !walk_read(w, nsp + (uint64_t)(b->frame_size - 1) * 8, &ret2) ||
+		    !walk_read(w, nsp + (uint64_t)(b->frame_size - 2) * 8, &saved) ||
+		    !walk_is_return_pc(w, ret2))
+			return 0;
+		return 1 + sender_depth(w, ret2, nsp + (uint64_t)b->frame_size * 8,
+					saved, left - 1);
+	case PC_INTERP:
+		return fp >= nsp &&
+		       walk_read(w, fp + (uint64_t)((int64_t)off * 8), &m) &&
+		       codemap__method(w->cm, m) ? left : 0;
+	default:
+		return 0;
+	}
+}
+
 /*
  * try: whole frame built; rbp pushed only; nothing pushed. strict: the
  * frame's code has not touched rbp yet (a prologue), so a saved rbp must
  * equal the live one. leaf: the frame may have been called by a leaf call.
+ * Of the shapes whose slot holds a return pc the one whose sender checks
+ * out furthest wins, the first on a tie: an epilogue after "add rsp"
+ * leaves the frame's old return slot below sp, where a stale return pc of
+ * an earlier, deeper frame may still lie.
  */
 static bool guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 			 bool try_full, bool strict, bool leaf)
 {
-	uint64_t ret, saved;
+	uint64_t ret[3], saved[3], nsp[3];
+	int best = -1, best_depth = -1;
 
-	if (try_full && frame_size >= 2 &&
-	    walk_read(w, f->sp + (uint64_t)(frame_size - 1) * 8, &ret) &&
-	    walk_read(w, f->sp + (uint64_t)(frame_size - 2) * 8, &saved) &&
-	    (!strict || saved == f->fp) && is_ret(w, ret, leaf)) {
-		f->sp += (uint64_t)frame_size * 8;
-		f->fp = saved;
-		f->pc = ret;
-		return true;
+	nsp[0] = f->sp + (uint64_t)frame_size * 8;
+	nsp[1] = f->sp + 16;
+	nsp[2] = f->sp + 8;
+	for (int i = 0; i < 3; i++) {
+		int d;
+
+		if (i == 0 && (!try_full || frame_size < 2))
+			continue;
+		if (!walk_read(w, nsp[i] - 8, &ret[i]))
+			continue;
+		if (i == 2)
+			saved[i] = f->fp;
+		else if (!walk_read(w, nsp[i] - 16, &saved[i]) ||
+			 (strict && saved[i] != f->fp))
+			continue;
+		if (!is_ret(w, ret[i], leaf))
+			continue;
+		if (best_depth >= GUESS_CHECK_DEPTH) {
+			/*
+			 * a shape checks out as far as looked already: another
+			 * matters only when it returns into the same code (the
+			 * same caller at two offsets, one an earlier call's
+			 * stale return pc); then the one that checks out
+			 * further wins, on a tie the first
+			 */
+			const struct codemap_blob *bi, *bb;
+
+			walk_classify(w, ret[i], &bi);
+			walk_classify(w, ret[best], &bb);
+			if (!bi || bi != bb)
+				continue;
+			if (sender_depth(w, ret[i], nsp[i], saved[i],
+					 GUESS_TIE_DEPTH) >
+			    sender_depth(w, ret[best], nsp[best], saved[best],
+					 GUESS_TIE_DEPTH))
+				best = i;
+			continue;
+		}
+		d = sender_depth(w, ret[i], nsp[i], saved[i],
+				 GUESS_CHECK_DEPTH);
+		if (d > best_depth) {
+			best = i;
+			best_depth = d;
+		}
 	}
-	/* after push rbp: sp[0] is the caller's rbp */
-	if (walk_read(w, f->sp, &saved) && walk_read(w, f->sp + 8, &ret) &&
-	    (!strict || saved == f->fp) && is_ret(w, ret, leaf)) {
-		f->sp += 16;
-		f->fp = saved;
-		f->pc = ret;
-		return true;
-	}
-	/* at the entry, or after pop rbp / at ret: sp[0] is the return pc */
-	if (walk_read(w, f->sp, &ret) && is_ret(w, ret, leaf)) {
-		f->sp += 8;
-		f->pc = ret;
-		return true;
-	}
-	return false;
+	if (best < 0)
+		return false;
+	f->sp = nsp[best];
+	f->fp = saved[best];
+	f->pc = ret[best];
+	return true;
 }
 
 bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
@@ -216,14 +287,35 @@ bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 	return guess_sender(w, f, frame_size, try_full, strict, false);
 }
 
-/* sp[0] holds the return pc: a frameless stub at its entry or at ret */
+/*
+ * sp[0] holds the return pc: a frameless stub at its entry or at ret. A
+ * C1 caller may have pushed up to two stack arguments for the stub (the
+ * Runtime1 stubs' calling convention): its frame starts after them, where
+ * it checks out furthest.
+ */
 static bool ret_at_sp(struct walk *w, struct wframe *f)
 {
-	uint64_t ret;
+	const struct codemap_blob *b;
+	uint64_t ret, nsp;
+	int best = 0, best_depth = -1;
 
 	if (!walk_read(w, f->sp, &ret) || !walk_is_leaf_return_pc(w, ret))
 		return false;
-	f->sp += 8;
+	nsp = f->sp + 8;
+	if (walk_classify(w, ret, &b) == PC_NMETHOD) {
+		for (int k = 0; k <= 2; k++) {
+			int d = sender_depth(w, ret, nsp + (uint64_t)k * 8,
+					     f->fp, GUESS_CHECK_DEPTH);
+
+			if (d > best_depth) {
+				best = k;
+				best_depth = d;
+			}
+			if (d >= GUESS_CHECK_DEPTH)
+				break;
+		}
+	}
+	f->sp = nsp + (uint64_t)best * 8;
 	f->pc = ret;
 	return true;
 }
@@ -231,6 +323,11 @@ static bool ret_at_sp(struct walk *w, struct wframe *f)
 /* words over a saved CPU state: 17 general registers, the FPU/SSE area
  * (512 bytes), AVX-512's vector registers (2 KiB) and the alignment */
 #define ADAPTER_SCAN_WORDS	512
+/* registers a StubRoutine or Runtime1 stub without a frame pushes over
+ * its return pc, and stack arguments its caller pushed */
+#define STUB_PUSHED_WORDS	8
+/* ... and all 16 general registers, spill slots and a saved rbp */
+#define STUB_SCAN_WORDS		32
 
 bool walk_compiled_at(struct walk *w, uint64_t pc, uint64_t sp)
 {
@@ -313,6 +410,21 @@ bool walk_stub_sender(struct walk *w, struct wframe *f)
 	/* interrupted at its entry or its ret: nothing of it on the stack */
 	if (f->top && fs <= 0 && ret_at_sp(w, f))
 		return true;
+	/*
+	 * a few registers pushed over the return pc (C1's
+	 * slow_subtype_check): found by a short scan, taken before rbp
+	 * when it ends below rbp, which then is a frame pointer of an older
+	 * frame (compiled code keeps rbp as it found it)
+	 */
+	if (fs <= 0) {
+		struct wframe g = *f;
+
+		if (walk_scan_sender(w, &g, f->sp, STUB_PUSHED_WORDS) &&
+		    (f->fp <= f->sp || g.sp <= f->fp)) {
+			*f = g;
+			return true;
+		}
+	}
 	/* stubs that keep rbp as a frame pointer (enter/leave), called
 	 * from compiled code or from C */
 	if (f->fp > f->sp && walk_read(w, f->fp, &saved) &&
@@ -351,8 +463,10 @@ bool walk_stub_sender(struct walk *w, struct wframe *f)
 	if (b->kind == CM_STUB_ADAPTER && !f->top &&
 	    walk_scan_sender(w, f, f->sp, ADAPTER_SCAN_WORDS))
 		return true;
-	/* a few registers pushed (Runtime1 stubs without a runtime call) */
-	if (walk_scan_sender(w, f, f->sp, 16))
+	/* registers pushed (Runtime1 stubs without a runtime call; a GC
+	 * barrier's pusha in an arraycopy stub calling C, when the C frames
+	 * did not leave its rbp) */
+	if (walk_scan_sender(w, f, f->sp, STUB_SCAN_WORDS))
 		return true;
 	return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
 			 "stub frame: no return address found");

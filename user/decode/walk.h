@@ -83,6 +83,9 @@ struct walk {
 	uint64_t *pcs;			/* NULL, or each frame's code address */
 	uint64_t java_pc;		/* ... for the Java frames pushed now */
 	uint32_t upcalls;		/* upcalls (call/upcall stubs) walked */
+	/* below a deoptimization blob unpacking frames: the interpreted
+	 * frames it pushed may not have their Method* yet */
+	bool deopt_frames;
 };
 
 /* the register state of the frame being stepped over */
@@ -157,7 +160,8 @@ bool walk_is_leaf_return_pc(const struct walk *w, uint64_t pc);
  * Find the sender of a frame whose shape at pc is uncertain (prologue,
  * epilogue, frameless stub: the top compiled frame, a stub, a native
  * wrapper) by trying the candidate return-address slots and keeping the
- * one holding a return pc into known code.
+ * one holding a return pc into known code whose sender checks out
+ * furthest (compiled callers' return pcs where their sizes say).
  */
 bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 		       bool try_full, bool strict);

@@ -14,6 +14,17 @@
  * stub records their windows and registers point into:
  *
  *   capture --raw FILE.asgst PID THREAD MAXREC OUT.rec OUT.map
+ *
+ * or from a recording of StubKinds (tests/workloads/StubKinds.java), up to
+ * PER samples of each kind of JVM-generated code (decode_data.h,
+ * dd_kind_of) that decode whole down to Thread.run:
+ *
+ *   capture --kinds FILE.asgst PID PER OUT.rec OUT.map
+ *
+ * or the given samples (indices among PID's samples in the recording,
+ * comma-separated), whatever they decode to:
+ *
+ *   capture --pick FILE.asgst PID IDX[,IDX...] OUT.rec OUT.map
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -30,6 +41,7 @@
 #include "jvm/codemap.h"
 #include "capture/sample.h"
 #include "output/raw.h"
+#include "unit/decode_data.h"
 
 struct rec {
 	uint64_t *d;
@@ -202,8 +214,47 @@ static bool through_stub(const struct codemap *cm, const ASGST_CallFrame *fr,
 	return false;
 }
 
+/* i is in the comma-separated list */
+static bool picked(const char *list, long i)
+{
+	char *end;
+
+	while (*list) {
+		if (strtol(list, &end, 10) == i && end != list)
+			return true;
+		if (end == list || !*end)
+			return false;
+		list = end + 1;
+	}
+	return false;
+}
+
+/* the outermost Java frame is Thread.run */
+static bool whole(const struct codemap *cm, const ASGST_CallFrame *fr, int n)
+{
+	for (int k = n - 1; k >= 0; k--) {
+		const struct codemap_method *m;
+
+		if (fr[k].type == ASGST_FRAME_NON_JAVA)
+			continue;
+		m = codemap__method(cm, fr[k].java_frame.method);
+		return m && !strcmp(m->klass, "java.lang.Thread") &&
+		       (!strcmp(m->name, "run") || !strcmp(m->name, "runWith"));
+	}
+	return false;
+}
+
 static int from_raw(int argc, char **argv)
 {
+	bool kinds = !strcmp(argv[1], "--kinds");
+	bool pick = !strcmp(argv[1], "--pick");
+	const char *picks = pick && argc >= 7 ? argv[4] : NULL;
+	static struct {
+		enum dd_kind k;
+		char what[64];
+		long n;
+	} keys[256];
+	int nkeys = 0;
 	const char *thread;
 	struct raw_reader *r;
 	struct codemap *cm;
@@ -217,8 +268,17 @@ static int from_raw(int argc, char **argv)
 	FILE *out;
 	int fd;
 
-	if (argc < 8) {
-		fprintf(stderr, "usage: capture --raw FILE.asgst PID THREAD MAXREC OUT.rec OUT.map\n");
+	if ((kinds || pick) && argc >= 7) {
+		/* same arguments as --raw, the thread being StubKinds' */
+		argv[7] = argv[6];
+		argv[6] = argv[5];
+		argv[5] = argv[4];
+		argv[4] = kinds ? "sk-" : "";
+		if (pick)
+			argv[5] = "1000000";
+	} else if (argc < 8) {
+		fprintf(stderr, "usage: capture --raw FILE.asgst PID THREAD MAXREC OUT.rec OUT.map\n"
+				"       capture --kinds FILE.asgst PID PER OUT.rec OUT.map\n");
 		return 2;
 	}
 	pid = atoi(argv[3]);
@@ -259,6 +319,8 @@ static int from_raw(int argc, char **argv)
 		return 1;
 	}
 	out = fopen(argv[6], "w");
+	long kept_all = 0;
+
 	for (long i = 0, kept = 0; i < nrec && kept < max; i++) {
 		struct asgst_sample_hdr *h = (void *)recs[i].d;
 		const struct codemap_thread *th;
@@ -272,14 +334,47 @@ static int from_raw(int argc, char **argv)
 
 		if (sample__parse(recs[i].d, recs[i].len, &s, &why))
 			continue;
+		if (picks && !picked(picks, i))
+			continue;
 		th = codemap__thread(cm, h->ns_tid, h->ktime_ns);
 		if (!th || !th->name || !strstr(th->name, thread))
 			continue;
 		asgst_ctx__init(&ctx, cm);
 		nf = asgst_decode(&ctx, &s, &ct, 2048,
 				  ASGST_INCLUDE_NON_JAVA_FRAMES);
-		if (ctx.error || !through_stub(cm, fr, nf, h->ktime_ns))
+		if (kinds) {
+			const char *what;
+			enum dd_kind k = dd_kind_of(cm, &s, fr, nf, &what);
+			int kk;
+
+			/* the safepoint blob at the top, before it stores the
+			 * poll's pc (from the thread, not in the sample) in its
+			 * return slot, cannot be walked reliably: left out */
+			if (ctx.error || k == DD_NONE || k == DD_SAFEPOINT ||
+			    !whole(cm, fr, nf))
+				continue;
+			/* up to max of each kind and stub name */
+			for (kk = 0; kk < nkeys; kk++)
+				if (keys[kk].k == k &&
+				    !strcmp(keys[kk].what, what ? what : ""))
+					break;
+			if (kk == nkeys) {
+				if (nkeys == 256)
+					continue;
+				keys[nkeys].k = k;
+				snprintf(keys[nkeys].what, sizeof(keys[0].what),
+					 "%s", what ? what : "");
+				nkeys++;
+			}
+			if (keys[kk].n >= max)
+				continue;
+			keys[kk].n++;
+			fprintf(stderr, "capture: %ld: %s %s (%s)\n", kept_all++,
+				dd_kind_name(k), what ? what : "", th->name);
+		} else if (!pick &&
+			   (ctx.error || !through_stub(cm, fr, nf, h->ktime_ns))) {
 			continue;
+		}
 		for (int k = 0; k < nf; k++)
 			if (fr[k].type != ASGST_FRAME_NON_JAVA)
 				use_method(fr[k].java_frame.method);
@@ -304,7 +399,7 @@ static int from_raw(int argc, char **argv)
 		fwrite(h, 1, plen, out);
 		if (plen % 8)
 			fwrite(z, 1, 8 - plen % 8, out);
-		kept++;
+		kept += !kinds;	/* with --kinds, max is per kind */
 	}
 	fclose(out);
 	codemap__free(cm);
@@ -327,7 +422,8 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int secs;
 
-	if (argc > 1 && !strcmp(argv[1], "--raw"))
+	if (argc > 1 && (!strcmp(argv[1], "--raw") ||
+			 !strcmp(argv[1], "--kinds") || !strcmp(argv[1], "--pick")))
 		return from_raw(argc, argv);
 	if (argc < 7) {
 		fprintf(stderr, "usage: capture PID SECONDS MAXREC HZ OUT.rec OUT.map\n");

@@ -3,7 +3,9 @@
 # built tree (make BUILD=... all workloads). Usage, from the top of the tree:
 #   BUILD=build tests/data/decode/capture.sh [set...]
 # sets: chain-17 chain-17-xint chain-17-c1 chain-25 jni-17 ffm-25
-# (tomcat-17 and tomcat-25 come from a recording: README.md, capture --raw)
+#       stubs-17 stubs-17-c1 stubs-25 (recorded by late attach, capture --kinds)
+# (tomcat-17 and tomcat-25 come from a recording: README.md, capture --raw;
+# epilogue-* from realapp recordings, capture --pick)
 set -eu
 BUILD=${BUILD:-build}
 D=tests/data/decode
@@ -13,7 +15,7 @@ WL=$BUILD/workloads
 AGENT=$(pwd)/$BUILD/libasgst-agent.so
 T=$(mktemp -d /tmp/asgst-cap.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-cc -std=gnu11 -O1 -g -D_GNU_SOURCE -I"$BUILD" -Ibpf -Iagent -Iuser \
+cc -std=gnu11 -O1 -g -D_GNU_SOURCE -I"$BUILD" -Ibpf -Iagent -Iuser -Itests \
 	$D/capture.c "$BUILD/libasgst.a" -lbpf -lelf -lz -lstdc++ -lpthread \
 	-o "$T/capture"
 
@@ -42,9 +44,31 @@ one() { # name jdk maxrec java-args...
 	esac
 }
 
+# StubKinds recorded by asgst-bpf (late attach) at 499 Hz for 15 s, then
+# one whole sample of each kind of generated code and stub name
+kinds() { # name jdk java-args...
+	name=$1 jdk=$2; shift 2
+	"$jdk/bin/java" -Xmx256m -XX:CompileCommand=quiet \
+		-XX:CompileCommand=exclude,StubKinds::interp* \
+		-XX:CompileCommand=dontinline,StubKinds::leaf* \
+		-XX:CompileCommand=dontinline,StubKinds::tiny "$@" \
+		-cp "$WL/classes" StubKinds 40 > "$T/$name.out" 2>&1 &
+	jp=$!
+	until grep -q '^READY' "$T/$name.out"; do sleep 0.1; done
+	sleep 6
+	"$BUILD/asgst-bpf" record -p "$jp" -F 499 -d 15 -q -o "$T/$name.asgst"
+	kill "$jp"; wait "$jp" 2>/dev/null || true
+	"$T/capture" --kinds "$T/$name.asgst" "$jp" 1 "$T/$name.rec" "$T/$name.map"
+	gzip -9 -n -c "$T/$name.rec" > $D/$name.rec.gz
+	gzip -9 -n -c "$T/$name.map" > $D/$name.map.gz
+}
+
 sets=${*:-chain-17 chain-17-xint chain-17-c1 chain-25 jni-17 ffm-25}
 for s in $sets; do
 	case $s in
+	stubs-17) kinds $s "$JDK17" ;;
+	stubs-17-c1) kinds $s "$JDK17" -XX:TieredStopAtLevel=1 ;;
+	stubs-25) kinds $s "$JDK25" ;;
 	chain-17) one $s "$JDK17" 700 -cp "$WL/classes" Chain 60 ;;
 	chain-17-xint) one $s "$JDK17" 400 -Xint -cp "$WL/classes" Chain 60 ;;
 	chain-17-c1) one $s "$JDK17" 400 -XX:TieredStopAtLevel=1 -cp "$WL/classes" Chain 60 ;;

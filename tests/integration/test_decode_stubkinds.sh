@@ -1,0 +1,42 @@
+#!/bin/sh
+# Every kind of code the JVM generates, live: StubKinds
+# (tests/workloads/StubKinds.java) keeps one thread in each (arraycopy and
+# other StubRoutines, runtime stubs and the VM behind them, GC barriers,
+# i2c/c2i adapters, method handle intrinsics, vtable/itable stubs,
+# deoptimization, small compiled frames in their prologue or epilogue),
+# recorded by late attach on JDK 17 (C1 and C2), JDK 17 with C1 only
+# (Runtime1 stubs) and JDK 25 when present. The sk-* threads' stacks must
+# decode whole (realapp_check.py) and hold their thread's StubKinds method
+# (sk-monitor1 runs StubKinds.monitor): a walk that skipped frames to
+# reach the thread's root counts as not whole. Bar: 99.8 %.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/realapp_lib.sh"
+need_jdk17
+need_realapp_tools
+[ -f "$WL/classes/StubKinds.class" ] || fail "StubKinds not built (make workloads)"
+MIN=${STUBKINDS_MIN:-99.8}
+SECS=${STUBKINDS_SECONDS:-15}
+
+run_one() { # name jdk java-flags...
+	sk_name=$1 sk_jdk=$2; shift 2
+	"$sk_jdk/bin/java" -Xmx256m -XX:CompileCommand=quiet \
+		-XX:CompileCommand=exclude,StubKinds::interp* \
+		-XX:CompileCommand=dontinline,StubKinds::leaf* \
+		-XX:CompileCommand=dontinline,StubKinds::tiny "$@" \
+		-cp "$WL/classes" StubKinds $((SECS + 30)) > "$TMP/$sk_name.out" 2>&1 &
+	sk_pid=$!
+	bg "$sk_pid"
+	wait_up "$sk_pid" 60 grep -q '^READY' "$TMP/$sk_name.out" ||
+		{ tail -n 20 "$TMP/$sk_name.out"; fail "$sk_name: StubKinds did not start"; }
+	sleep 5			# warm up: compiled code, stubs, adapters
+	REALAPP_SECONDS=$SECS realapp_record "$sk_name" "$sk_pid"
+	$RCHECK "$TMP/$sk_name.json" --name "$sk_name" --thread '^sk-' \
+		--thread-method 'sk-=StubKinds' --min "$MIN" || rc=1
+	stop_app "$sk_pid"
+}
+
+rc=0
+run_one stubkinds-17 "$JDK17"
+run_one stubkinds-17-c1 "$JDK17" -XX:TieredStopAtLevel=1
+[ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ] && run_one stubkinds-25 "$JDK25"
+exit $rc
