@@ -514,6 +514,13 @@ bool walk_native_wrapper(struct walk *w, struct wframe *f)
 		return walk_fail(w, ASGST_NOT_WALKABLE, f->pc,
 				 "native wrapper prologue: no return address found");
 	}
+	/*
+	 * The top frame may be in its body or past its epilogue's leave (the
+	 * return pc at sp, rbp already the caller's): the shape whose sender
+	 * checks out furthest.
+	 */
+	if (f->top && fs > 0 && walk_guess_sender(w, f, fs, true, false))
+		return true;
 	/* by frame size, from the sp it called out with */
 	if (fs > 0) {
 		uint64_t sender_sp = f->sp + (uint64_t)fs * 8;
