@@ -55,6 +55,28 @@ cat "$TMP/fp.txt"
 fpw=$(sed -n 's/.*whole \([0-9.]*\) %.*/\1/p' "$TMP/fp.txt")
 awk -v w="$fpw" 'BEGIN { exit !(w < 50) }' || \
 	fail "frame pointers alone gave $fpw % whole on an -O2 program: the test does not test CFI"
+# a program with frame pointers under --unwind fp: no window is asked for,
+# its stacks are the kernel's frame-pointer walk, without an error
+"$WL/native_chain" 4 2 > /dev/null &
+fpid=$!; bg $fpid
+sleep 0.3
+"$ASGST" record -q --unwind fp -p $fpid -F 199 -d 2 -o "$TMP/fpc.json" \
+	|| fail "record --unwind fp (native_chain)"
+python3 - "$TMP/fpc.json" $fpid <<'PY' || fail "native_chain under --unwind fp"
+import json, sys
+d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
+n = err = chain = 0
+for st in d["stacks"]:
+    fr = [f.get("symbol") or "" for f in st["frames"] if f["type"] != "kernel"]
+    if st["pid"] != pid or not fr:
+        continue
+    n += st["count"]
+    err += st["count"] if st["error"] else 0
+    chain += st["count"] if "nc_leaf" in fr and "nc_chain1" in fr else 0
+print("MEASURE: native_chain, --unwind fp: %d samples, %d with an error, "
+      "%d through nc_leaf..nc_chain1" % (n, err, chain))
+assert n >= 50 and err == 0 and chain >= 0.9 * n
+PY
 
 # frame pointers everywhere but in the leaf: c3 must not be skipped
 rec leaf "$CFI/cfi_leaf" 6

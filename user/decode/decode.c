@@ -109,10 +109,11 @@ static void push_ustack(struct walk *w, uint32_t from)
 }
 
 /*
- * With CFI unwinding every process gets a window: one without it had a
- * stack that could not be read (an exec had replaced the memory under the
- * sampled registers, say). The kernel's frame-pointer walk stands in; it
- * is whole only if CFI says its last frame is a thread's first.
+ * A window was asked for and none came: the stack could not be read (an
+ * exec had replaced the memory under the sampled registers, say). The
+ * kernel's frame-pointer walk stands in; it is whole only if CFI says its
+ * last frame is a thread's first. (With --unwind fp no window is asked
+ * for other processes: their frame-pointer stacks stand as they are.)
  */
 static void native_unread(struct walk *w)
 {
@@ -120,7 +121,7 @@ static void native_unread(struct walk *w)
 	uint64_t last = h->ustack_n ? w->s->ustack[h->ustack_n - 1] : h->ip;
 	struct cfi_row row;
 
-	if (!w->cfi)
+	if (!w->cfi || !(h->flags & ASGST_SF_WINDOW_WANTED))
 		return;
 	if (h->ustack_n > 1 && !w->cfi(w->text_arg, last - 1, &row) &&
 	    row.ra.rule == CFI_RULE_UNDEF)
