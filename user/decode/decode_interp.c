@@ -81,6 +81,22 @@ static bool interp_sender(struct walk *w, struct wframe *f, uint64_t fp,
 	return true;
 }
 
+/* the first candidate sp (at least min_sp) where a compiled frame of ret
+ * checks out becomes the caller's */
+static bool compiled_sender(struct walk *w, struct wframe *f, uint64_t ret,
+			    const uint64_t *cand, int n, uint64_t min_sp)
+{
+	for (int i = 0; i < n; i++) {
+		if (cand[i] < min_sp || !walk_in(w, cand[i], 8) ||
+		    !walk_compiled_at(w, ret, cand[i]))
+			continue;
+		f->pc = ret;
+		f->sp = cand[i];
+		return true;
+	}
+	return false;
+}
+
 /*
  * remove_activation has popped the return pc into r13 (the return jumps
  * there) and set sp to the sender sp it read into rbx: the frame is gone,
@@ -97,15 +113,7 @@ static bool interp_returning(struct walk *w, struct wframe *f)
 		return false;
 	switch (walk_classify(w, ret, &b)) {
 	case PC_NMETHOD:
-		for (int i = 0; i < 2; i++) {
-			if (cand[i] < f->sp || !walk_in(w, cand[i], 8) ||
-			    !walk_compiled_at(w, ret, cand[i]))
-				continue;
-			f->pc = ret;
-			f->sp = cand[i];
-			return true;
-		}
-		return false;
+		return compiled_sender(w, f, ret, cand, 2, f->sp);
 	case PC_INTERP:
 		if (f->fp <= f->sp || !frame_method(w, f->fp, &mp))
 			return false;
@@ -136,15 +144,7 @@ static bool interp_left(struct walk *w, struct wframe *f)
 		return interp_returning(w, f);
 	switch (walk_classify(w, ret, &b)) {
 	case PC_NMETHOD:
-		for (int i = 0; i < 3; i++) {
-			if (cand[i] < f->sp + 8 || !walk_in(w, cand[i], 8) ||
-			    !walk_compiled_at(w, ret, cand[i]))
-				continue;
-			f->pc = ret;
-			f->sp = cand[i];
-			return true;
-		}
-		return false;
+		return compiled_sender(w, f, ret, cand, 3, f->sp + 8);
 	case PC_INTERP:
 	case PC_CALL_STUB:
 		/* rbp is the caller's own: its frame walks by it */
