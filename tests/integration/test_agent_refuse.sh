@@ -14,14 +14,17 @@
 need_root
 need_jdk17
 [ -x "$ASGST" ] && [ -f "$AGENT" ] || fail "not built (make all)"
-[ -f "$WL/classes/SleepLoop.class" ] || fail "workload not built (make workloads)"
+[ -f "$WL/classes/SleepLoop.class" ] && [ -f "$WL/classes/Chain.class" ] ||
+	fail "workload not built (make workloads)"
 
 # refuse_at_start JAVA LABEL MAJOR
 refuse_at_start() {
 	_java=$1; _lb=$2; _maj=$3
 	_out="$TMP/$_lb.out"; _err="$TMP/$_lb.err"
+	# Chain keeps a thread on the CPU, so a 2 s recording has samples to
+	# show (SleepLoop is on the CPU too rarely to be sure of one)
 	"$_java" -agentpath:"$AGENT"=jdkmax=$((_maj - 1)) -cp "$WL/classes" \
-		SleepLoop 4 > "$_out" 2> "$_err" &
+		Chain 4 > "$_out" 2> "$_err" &
 	_pid=$!; bg $_pid
 	wait_file "$_out" 100
 	_n=100
