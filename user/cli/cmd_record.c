@@ -838,15 +838,24 @@ static int on_sideband(const struct sideband_rec *s, void *ctx)
 			close(fd);
 		free(text);
 	}
+	if (s->type == SIDEBAND_EXIT)
+		pipeline__note_exit(r->pl, (pid_t)s->pid);
 	return maplog__apply(s, r->ml);
 }
 
 /* what the kernel said processes mapped, exec'd, forked, ended, to now */
 static void sideband_pump(struct recording *r, uint64_t now)
 {
+	struct sideband_stats st;
+
 	if (!r->sb)
 		return;
 	sideband__read(r->sb, on_sideband, r);
+	/* an exit may be among what was lost: pid reuse is looked for in
+	 * /proc again, for every process */
+	sideband__stats(r->sb, &st);
+	if (st.lost || st.bad)
+		pipeline__exit_feed(r->pl, false);
 	/* exited processes stay seconds: a look a second is enough */
 	if (now - r->ml_pruned >= 1000000000ull) {
 		maplog__prune(r->ml, now);
@@ -891,6 +900,7 @@ static void sideband_open(struct recording *r)
 	}
 	symbolizer__set_maps_fallback(pipeline__symbolizer(r->pl),
 				      sideband_maps, r);
+	pipeline__exit_feed(r->pl, true);
 }
 
 /* a period's files: -o's paths with the time it began (CLOCK_REALTIME) */

@@ -84,6 +84,15 @@ void pipeline__symbolizer_stats(const struct pipeline *pl,
 				struct symbolizer_stats *out);
 /* the symbolizer the pipeline names frames with (to give it more sources) */
 struct symbolizer *pipeline__symbolizer(struct pipeline *pl);
+/*
+ * The kernel's exit records (the side-band), as they are read: complete
+ * says none were lost so far (false from the first loss on). While
+ * complete, a process none of whose threads exited since its start time
+ * was last read cannot have passed its pid on, and /proc is not read for
+ * it again before a few seconds.
+ */
+void pipeline__exit_feed(struct pipeline *pl, bool complete);
+void pipeline__note_exit(struct pipeline *pl, pid_t pid);
 /* look at a process now (targets of -p / --), not at its first sample */
 int pipeline__prime(struct pipeline *pl, pid_t pid);
 /* prime every running JVM (-a); the number found, or -errno */

@@ -15,6 +15,7 @@
 #include "profile/offcpu.h"
 #include "profile/pipeline.h"
 #include "profile/queue.h"
+#include "util/u64map.h"
 
 struct raw_tap_ctx;
 struct jthreads;
@@ -44,6 +45,7 @@ struct proc_state {
 	uint64_t gone_ns;	/* seen exited (or its pid reused); 0: alive */
 	uint64_t until_seq;	/* retired: its samples decode before this */
 	uint64_t checked_ns;	/* start time last compared */
+	uint64_t life_ns;	/* ... and found the same, read from then */
 	uint64_t arrival_ns;	/* its last record came (pipeline__push) */
 };
 
@@ -77,6 +79,10 @@ struct pipeline {
 	uint64_t str_cache_epoch;
 	uint64_t cm_epoch;
 	uint64_t cm_pruned;		/* sum of the code maps' pruned */
+	/* the kernel's exit records while complete: pid -> when one of its
+	 * threads' exit was read (procs.c, proc_may_have_changed) */
+	bool exit_feed;
+	struct u64map exits;
 	/* but for queued and offcpu_*: see pipeline__stats() */
 	struct pipeline_stats stats;
 };

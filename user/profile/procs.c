@@ -350,6 +350,7 @@ void procs__update_codemaps(struct pipeline *pl, uint64_t now)
 
 void procs__free(struct pipeline *pl)
 {
+	u64map__free(&pl->exits);
 	if (!pl->procs)
 		return;
 	procs__reap_attaches(pl, true);
@@ -463,11 +464,69 @@ static int read_start_time(pid_t pid, uint64_t *start, bool *zombie)
 /* first sight of a live process: who it is, for telling a reused pid */
 static void proc_note_start(struct proc_state *ps)
 {
+	uint64_t t = mono_ns();
 	bool zombie = false;
 
 	if (read_start_time(ps->pid, &ps->start_time, &zombie))
 		ps->start_time = 0;
-	ps->checked_ns = mono_ns();
+	ps->checked_ns = t;
+	ps->life_ns = ps->start_time && !zombie ? t : 0;
+}
+
+/*
+ * Reading /proc/PID/stat costs tens of microseconds for a process of many
+ * threads (the kernel sums them), and a process with samples is looked at
+ * every batch. With the exit records complete, a pid none of whose threads
+ * exited since its start time was last read (life_ns) still belongs to
+ * that process; /proc is read again at least every PROC_RECHECK_NS all
+ * the same. Exits are stamped when read, never before they happened.
+ */
+#define PROC_RECHECK_NS		(5ull * 1000 * 1000 * 1000)
+
+static bool proc_may_have_changed(const struct pipeline *pl,
+				  const struct proc_state *ps, uint64_t now)
+{
+	uint64_t ex;
+
+	if (!pl->exit_feed || !ps->start_time || !ps->life_ns ||
+	    now > ps->life_ns + PROC_RECHECK_NS)
+		return true;
+	ex = u64map__get(&pl->exits, (uint64_t)(uint32_t)ps->pid);
+	return ex && ex >= ps->life_ns;
+}
+
+void pipeline__exit_feed(struct pipeline *pl, bool complete)
+{
+	pl->exit_feed = complete;
+}
+
+void pipeline__note_exit(struct pipeline *pl, pid_t pid)
+{
+	/* no room: /proc is read instead, from now on */
+	if (pl->exit_feed &&
+	    u64map__put(&pl->exits, (uint64_t)(uint32_t)pid, mono_ns()))
+		pl->exit_feed = false;
+}
+
+/* forget exits older than any life_ns that can still skip a look */
+static void exits_trim(struct pipeline *pl, uint64_t now)
+{
+	struct u64map keep = { 0 };
+
+	if (!pl->exits.n)
+		return;
+	for (size_t i = 0; i < pl->exits.cap; i++) {
+		uint64_t v = pl->exits.vals[i];
+
+		if (v && v + 2 * PROC_RECHECK_NS >= now &&
+		    u64map__put(&keep, pl->exits.keys[i], v)) {
+			u64map__free(&keep);
+			pl->exit_feed = false;
+			break;
+		}
+	}
+	u64map__free(&pl->exits);
+	pl->exits = keep;
 }
 
 enum proc_life { PROC_ALIVE, PROC_EXITED, PROC_REUSED };
@@ -476,7 +535,7 @@ enum proc_life { PROC_ALIVE, PROC_EXITED, PROC_REUSED };
 static enum proc_life proc_life(struct pipeline *pl, struct proc_state *ps,
 				uint64_t *startp)
 {
-	uint64_t start = 0;
+	uint64_t start = 0, t = mono_ns();
 	bool zombie = false;
 	int rc = read_start_time(ps->pid, &start, &zombie);
 
@@ -487,10 +546,13 @@ static enum proc_life proc_life(struct pipeline *pl, struct proc_state *ps,
 		return PROC_ALIVE;	/* cannot tell: keep it */
 	if (!ps->start_time) {
 		ps->start_time = start;	/* first look failed: this is it */
+		ps->life_ns = t;
 		return PROC_ALIVE;
 	}
-	if (start == ps->start_time)
+	if (start == ps->start_time) {
+		ps->life_ns = t;
 		return PROC_ALIVE;
+	}
 	pl->stats.pid_reuses++;
 	return PROC_REUSED;
 }
@@ -680,6 +742,8 @@ static void procs_check_due(struct pipeline *pl, uint64_t now)
 		    ps->checked_ns >= ps->arrival_ns)
 			continue;
 		ps->checked_ns = now;
+		if (!proc_may_have_changed(pl, ps, now))
+			continue;
 		switch (proc_life(pl, ps, &start)) {
 		case PROC_REUSED:
 			/* entries move in the table: look again from the start
@@ -725,7 +789,8 @@ void procs__prune(struct pipeline *pl, uint64_t now)
 
 			if (!ps->used || ps->attach_child > 0)
 				continue;
-			l = proc_life(pl, ps, &start);
+			l = proc_may_have_changed(pl, ps, now) ?
+			    proc_life(pl, ps, &start) : PROC_ALIVE;
 			if (l == PROC_REUSED || (l != PROC_ALIVE && was_gone)) {
 				starts[n] = l == PROC_REUSED ? start : 0;
 				retire[n++] = ps->pid;
@@ -742,6 +807,7 @@ void procs__prune(struct pipeline *pl, uint64_t now)
 			retired_drop(pl, i);
 		else
 			i++;
+	exits_trim(pl, now);
 	if (pl->cap && ++pl->prune_sweeps % PRUNE_TARGETS_EVERY == 0)
 		capture__prune_targets(pl->cap);
 stats:
