@@ -222,6 +222,54 @@ static void test_key_fields(void **state)
 	ADD_EXPECT_NEW();
 	t.nframes--;
 	ADD_EXPECT_NEW();
+	/* every other field of the key, each alone (stacks are told apart by
+	 * their hashes: each field must reach them) */
+	t.comm = "other-comm";
+	ADD_EXPECT_NEW();
+	t.state++;
+	ADD_EXPECT_NEW();
+	t.event++;
+	ADD_EXPECT_NEW();
+	t.flags ^= 1;
+	ADD_EXPECT_NEW();
+	t.jvmti_state ^= 4;
+	ADD_EXPECT_NEW();
+	t.container_id = "c0ffee";
+	ADD_EXPECT_NEW();
+	t.pod_uid = "pod-1";
+	ADD_EXPECT_NEW();
+	fr[2].type ^= 1;
+	ADD_EXPECT_NEW();
+	fr[2].flags ^= 2;
+	ADD_EXPECT_NEW();
+	fr[2].line += 1;
+	ADD_EXPECT_NEW();
+	fr[2].code_pc += 1;
+	ADD_EXPECT_NEW();
+	fr[2].offset += 8;
+	ADD_EXPECT_NEW();
+	fr[2].module = "libother.so";
+	ADD_EXPECT_NEW();
+	fr[2].klass = "OtherClass";
+	ADD_EXPECT_NEW();
+	fr[2].method = "otherMethod";
+	ADD_EXPECT_NEW();
+	fr[2].signature = "()J";
+	ADD_EXPECT_NEW();
+	fr[2].source = "Other.java";
+	ADD_EXPECT_NEW();
+	fr[2].reason = "a reason";
+	ADD_EXPECT_NEW();
+	/* the same frames in another order; a pc apart in its top bit */
+	{
+		struct frame tmp = fr[0];
+
+		fr[0] = fr[1];
+		fr[1] = tmp;
+		ADD_EXPECT_NEW();
+		fr[1].pc ^= 1ull << 63;
+		ADD_EXPECT_NEW();
+	}
 	/* and back to the very first: counted on the first stack */
 	t = fx_traces[1].t;
 	assert_int_equal(profile__add(p, &t, 5, 0), 0);

@@ -124,6 +124,10 @@ struct codemap {
 	struct u64map cfar;		/* index -> ConstMethod* not near */
 	struct cm_view *ring[CM_VIEW_RING];
 	unsigned int ring_next;
+	/* cm_method_get's last answers by Method*, good while mgen stays:
+	 * moved by every change to the methods */
+	struct cm_mmemo *mmemo;
+	uint64_t mgen;
 	uint8_t *arena;			/* line tables */
 	size_t arena_used, arena_cap;
 	uint8_t *lenc;			/* a line table being encoded */

@@ -367,6 +367,7 @@ int cm_method_add(struct codemap *cm, const struct cm_mdesc *in,
 	if (!len || in->klass > CM_NUM_MAX)
 		return cm_fail(cm, ENOMEM, "out of memory");
 	cd = (int64_t)(in->const_method - in->method);
+	cm->mgen++;
 
 	/*
 	 * The same method again (a new generation's snapshot, or a race in
@@ -503,15 +504,57 @@ static const struct codemap_method *view_of(struct codemap *cm, size_t i)
 	return &v->m;
 }
 
+/*
+ * A sample's Java frames name the same few hundred methods again and
+ * again, each a probe of the Method* index, of the earlier versions and
+ * of the views, most of them cache misses. The answer for a Method* with
+ * one version only holds whatever the decode time: kept here, direct
+ * mapped, until the methods change (mgen).
+ */
+#define CM_MMEMO_SLOTS		1024
+
+struct cm_mmemo {
+	uint64_t mp;
+	uint64_t gen;
+	const struct codemap_method *m;
+};
+
+static void mmemo_put(struct codemap *cm, struct cm_mmemo *e, uint64_t mp,
+		      const struct codemap_method *m)
+{
+	if (!e)
+		return;
+	e->mp = mp;
+	e->gen = cm->mgen;
+	e->m = m;
+}
+
 const struct codemap_method *cm_method_get(const struct codemap *ccm,
 					   uint64_t mp, uint64_t at_ns)
 {
 	/* views are made on demand: the map itself is ours to change */
 	struct codemap *cm = (struct codemap *)ccm;
+	const struct codemap_method *m;
+	struct cm_mmemo *e = NULL;
 	uint32_t v, x;
 
+	if (!cm->mmemo && (cm->mmemo = calloc(CM_MMEMO_SLOTS,
+					      sizeof(*cm->mmemo))))
+		cm->mem += cm_alloc_bytes(CM_MMEMO_SLOTS * sizeof(*cm->mmemo));
+	if (cm->mmemo) {
+		e = &cm->mmemo[(mix64(mp) >> 20) & (CM_MMEMO_SLOTS - 1)];
+		if (e->m && e->mp == mp && e->gen == cm->mgen)
+			return e->m;
+	}
 	if (!cm->mix.cap || !(v = *mix_slot(cm, mp)))
 		return NULL;
+	if (!u64map__get(&cm->molder, v - 1)) {
+		/* one version: the answer whatever the time */
+		m = view_of(cm, v - 1);
+		if (m)
+			mmemo_put(cm, e, mp, m);
+		return m;
+	}
 	/*
 	 * A Method* freed with its class may come back as another method:
 	 * the one recorded by the decode time, or the first one (its record
@@ -594,6 +637,7 @@ long cm_methods_prune(struct codemap *cm, uint64_t before)
 		      cm->mdead.vals[i] < before;
 	if (!any)
 		return 0;
+	cm->mgen++;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t d = dead_ns(cm, i);
 		struct cm_view *v = u64map_get(&cm->mviews, i);
@@ -666,6 +710,9 @@ void cm_store_free(struct codemap *cm)
 			free((void *)(uintptr_t)cm->mviews.vals[i]);
 	for (int i = 0; i < CM_VIEW_RING; i++)
 		free(cm->ring[i]);
+	free(cm->mmemo);
+	cm->mmemo = NULL;
+	cm->mgen++;
 	for (size_t i = 0; i < cm->nmslabs; i++)
 		free(cm->mslabs[i]);
 	free(cm->mslabs);

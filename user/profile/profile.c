@@ -16,11 +16,17 @@
 #include "sampler.h"
 #include "util/strtab.h"
 
+/* a stack's two independent 64-bit hashes: equal in both is equal (see
+ * add_key) */
+struct stack_hash {
+	uint64_t a, b;
+};
+
 struct profile {
 	struct strtab *strtab;
 	struct profile_meta meta;
 	struct profile_stack *stacks;
-	uint64_t *hashes;	/* hashes[i] of stacks[i] */
+	struct stack_hash *hashes;	/* hashes[i] of stacks[i] */
 	size_t nstacks;
 	size_t cap_stacks;
 	uint32_t *slots;	/* index + 1, 0 = empty */
@@ -143,73 +149,71 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
 #define PTR(x) ((uint64_t)(uintptr_t)(x))
 
 /*
- * A frame's fields folded by independent multiplies (one serial mix a
- * frame, not one a field: stacks are deep and this runs for every
- * sample); equality is checked in full (frame_eq).
+ * A frame's fields folded by independent multiplies into two sums with
+ * constants of their own (one serial mix a frame, not one a field: stacks
+ * are deep and this runs for every sample). Strings are the profile's
+ * interned ones, compared by address.
  */
-static inline uint64_t frame_hash(const struct frame *f)
+static inline void frame_hash(const struct frame *f, uint64_t *ha,
+			      uint64_t *hb)
 {
 	uint64_t a = (uint64_t)f->type << 56 |
 		     (uint64_t)(uint8_t)f->comp_level << 48 |
 		     (uint64_t)f->flags << 32 | (uint32_t)f->bci;
+	uint64_t l = (uint64_t)(uint32_t)f->line ^ PTR(f->reason) << 1;
+	uint64_t pc = f->pc ^ f->code_pc << 1;
+	uint64_t ss = PTR(f->signature) ^ PTR(f->source) << 1;
 
-	return a * 0x9e3779b97f4a7c15ull +
-	       ((uint64_t)(uint32_t)f->line ^ PTR(f->reason)) *
-	       0xc2b2ae3d27d4eb4full +
-	       (f->pc ^ f->code_pc << 1) * 0x165667b19e3779f9ull +
-	       f->offset * 0xd6e8feb86659fd93ull +
-	       PTR(f->symbol) * 0xff51afd7ed558ccdull +
-	       PTR(f->module) * 0xc4ceb9fe1a85ec53ull +
-	       PTR(f->klass) * 0x87c37b91114253d5ull +
-	       PTR(f->method) * 0x4cf5ad432745937full +
-	       (PTR(f->signature) ^ PTR(f->source) << 1) *
-	       0x52dce729da3ed4f5ull;
+	*ha = a * 0x9e3779b97f4a7c15ull + l * 0xc2b2ae3d27d4eb4full +
+	      pc * 0x165667b19e3779f9ull + f->offset * 0xd6e8feb86659fd93ull +
+	      PTR(f->symbol) * 0xff51afd7ed558ccdull +
+	      PTR(f->module) * 0xc4ceb9fe1a85ec53ull +
+	      PTR(f->klass) * 0x87c37b91114253d5ull +
+	      PTR(f->method) * 0x4cf5ad432745937full +
+	      ss * 0x52dce729da3ed4f5ull;
+	*hb = a * 0xa0761d6478bd642full + l * 0xe7037ed1a0b428dbull +
+	      pc * 0x8ebc6af09c88c6e3ull + f->offset * 0x589965cc75374cc3ull +
+	      PTR(f->symbol) * 0x1d8e4e27c47d124full +
+	      PTR(f->module) * 0xbf58476d1ce4e5b9ull +
+	      PTR(f->klass) * 0x94d049bb133111ebull +
+	      PTR(f->method) * 0x2545f4914f6cdd1dull +
+	      ss * 0x9fb21c651e98df25ull;
+}
+
+static inline uint64_t mix_b(uint64_t h, uint64_t v)
+{
+	/* mix() with constants of its own, for the second hash */
+	h ^= v + 0x7f4a7c159e3779b9ull + (h << 5) + (h >> 3);
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 29);
 }
 
 /* t's strings must already be interned in p->strtab */
-static uint64_t trace_hash(const struct trace *t)
+static struct stack_hash trace_hash(const struct trace *t)
 {
-	uint64_t h = mix(0, (uint64_t)(uint32_t)t->pid << 32 | (uint32_t)t->tid);
+	uint64_t v[6] = {
+		(uint64_t)(uint32_t)t->pid << 32 | (uint32_t)t->tid,
+		PTR(t->comm), PTR(t->thread),
+		(uint64_t)t->kind << 32 | (uint32_t)t->error,
+		(uint64_t)t->state << 56 | (uint64_t)t->event << 48 |
+		(uint64_t)t->flags << 32 | (uint32_t)t->jvmti_state,
+		PTR(t->error_name) ^ (PTR(t->container_id) << 1) ^
+		(PTR(t->pod_uid) << 2) ^ (uint64_t)t->nframes << 48,
+	};
+	struct stack_hash h = { 0, 0x243f6a8885a308d3ull };
 
-	h = mix(h, PTR(t->comm));
-	h = mix(h, PTR(t->thread));
-	h = mix(h, (uint64_t)t->kind << 32 | (uint32_t)t->error);
-	h = mix(h, (uint64_t)t->state << 56 | (uint64_t)t->event << 48 |
-		   (uint64_t)t->flags << 32 | (uint32_t)t->jvmti_state);
-	h = mix(h, PTR(t->error_name));
-	h = mix(h, PTR(t->container_id) ^ PTR(t->pod_uid) << 1);
-	h = mix(h, t->nframes);
-	for (uint32_t i = 0; i < t->nframes; i++)
-		h = mix(h, frame_hash(&t->frames[i]));
+	for (int i = 0; i < 6; i++) {
+		h.a = mix(h.a, v[i]);
+		h.b = mix_b(h.b, v[i]);
+	}
+	for (uint32_t i = 0; i < t->nframes; i++) {
+		uint64_t fa, fb;
+
+		frame_hash(&t->frames[i], &fa, &fb);
+		h.a = mix(h.a, fa);
+		h.b = mix_b(h.b, fb);
+	}
 	return h;
-}
-
-static bool frame_eq(const struct frame *a, const struct frame *b)
-{
-	return a->type == b->type && a->comp_level == b->comp_level &&
-	       a->flags == b->flags && a->bci == b->bci && a->line == b->line &&
-	       a->pc == b->pc && a->code_pc == b->code_pc &&
-	       a->offset == b->offset &&
-	       a->symbol == b->symbol && a->module == b->module &&
-	       a->klass == b->klass && a->method == b->method &&
-	       a->signature == b->signature && a->source == b->source &&
-	       a->reason == b->reason;
-}
-
-static bool trace_eq(const struct trace *a, const struct trace *b)
-{
-	if (a->pid != b->pid || a->tid != b->tid || a->comm != b->comm ||
-	    a->thread != b->thread || a->kind != b->kind ||
-	    a->state != b->state || a->event != b->event ||
-	    a->flags != b->flags || a->jvmti_state != b->jvmti_state ||
-	    a->error != b->error || a->error_name != b->error_name ||
-	    a->container_id != b->container_id || a->pod_uid != b->pod_uid ||
-	    a->nframes != b->nframes)
-		return false;
-	for (uint32_t i = 0; i < a->nframes; i++)
-		if (!frame_eq(&a->frames[i], &b->frames[i]))
-			return false;
-	return true;
 }
 
 /*
@@ -258,7 +262,7 @@ static int profile__rehash(struct profile *p)
 	if (!ns)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nstacks; i++) {
-		size_t j = p->hashes[i] & (n - 1);
+		size_t j = p->hashes[i].a & (n - 1);
 
 		while (ns[j])
 			j = (j + 1) & (n - 1);
@@ -270,13 +274,20 @@ static int profile__rehash(struct profile *p)
 	return 0;
 }
 
-/* key's strings are p->strtab's own: count it in its stack, or add a copy */
+/*
+ * key's strings are p->strtab's own: count it in its stack, or add a copy.
+ * A stack is found by its two 64-bit hashes and its thread and depth,
+ * without comparing its frames one by one: those of a stored stack are
+ * out of the cache by the time it comes again, and reading them back cost
+ * more than the rest of the profile's work; two different stacks alike
+ * in 128 bits do not happen.
+ */
 static int add_key(struct profile *p, const struct trace *key, uint64_t count,
 		   uint64_t weight_ns)
 {
 	const struct frame *frames = key->frames;
 	struct profile_stack *ps;
-	uint64_t h;
+	struct stack_hash h;
 	size_t j;
 
 	/* keep the load under 1/2 so probe chains stay short; a failed grow
@@ -285,9 +296,15 @@ static int add_key(struct profile *p, const struct trace *key, uint64_t count,
 	    p->nstacks + 1 >= p->nslots)
 		return -ENOMEM;
 	h = trace_hash(key);
-	for (j = h & (p->nslots - 1); p->slots[j]; j = (j + 1) & (p->nslots - 1)) {
+	for (j = h.a & (p->nslots - 1); p->slots[j];
+	     j = (j + 1) & (p->nslots - 1)) {
+		const struct stack_hash *sh = &p->hashes[p->slots[j] - 1];
+
+		if (sh->a != h.a || sh->b != h.b)
+			continue;
 		ps = &p->stacks[p->slots[j] - 1];
-		if (p->hashes[p->slots[j] - 1] == h && trace_eq(&ps->trace, key)) {
+		if (ps->trace.nframes == key->nframes &&
+		    ps->trace.pid == key->pid && ps->trace.tid == key->tid) {
 			ps->count += count;
 			ps->weight_ns += weight_ns;
 			return 0;
@@ -299,7 +316,7 @@ static int add_key(struct profile *p, const struct trace *key, uint64_t count,
 	if (p->nstacks == p->cap_stacks) {
 		size_t nc = p->cap_stacks ? p->cap_stacks * 2 : 256;
 		struct profile_stack *s = realloc(p->stacks, nc * sizeof(*s));
-		uint64_t *hs;
+		struct stack_hash *hs;
 
 		if (!s)
 			return -ENOMEM;
