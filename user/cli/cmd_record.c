@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -587,11 +589,35 @@ static bool is_alive(pid_t pid)
 	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
-static bool any_alive(const pid_t *pids, size_t n)
+/*
+ * A pidfd turns readable when its process has exited (a zombie too): one
+ * poll instead of reading /proc/PID/stat, which the kernel makes by
+ * summing every thread of the process (tens of us for a JVM), four times
+ * a second. Opened while the process is still the one -p named: a pid
+ * that already went and came back is caught by is_alive() before.
+ */
+static int pidfd_of(pid_t pid)
 {
-	for (size_t i = 0; i < n; i++)
-		if (is_alive(pids[i]))
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+static bool any_alive(const pid_t *pids, size_t n, int **pidfds)
+{
+	if (!*pidfds && (*pidfds = malloc(n * sizeof(**pidfds))))
+		for (size_t i = 0; i < n; i++)
+			(*pidfds)[i] = is_alive(pids[i]) ? pidfd_of(pids[i]) : -1;
+	for (size_t i = 0; i < n; i++) {
+		struct pollfd pfd = { .fd = *pidfds ? (*pidfds)[i] : -1,
+				      .events = POLLIN };
+
+		if (pfd.fd >= 0 ? poll(&pfd, 1, 0) == 0 : is_alive(pids[i]))
 			return true;
+	}
 	return false;
 }
 
@@ -788,6 +814,9 @@ struct recording {
 	unsigned periods;	/* written before it */
 	size_t stacks_before;	/* their stacks */
 	bool period_failed;	/* a period's output failed: exit 1 */
+	/* -p's processes as pidfds (-1: none, /proc is read), opened at the
+	 * first look; NULL until then */
+	int *pidfds;
 };
 
 /* --stats: what unwinding by CFI took in memory, and its row cache; the
@@ -1141,7 +1170,7 @@ static bool targets_gone(struct recording *r, uint64_t now,
 	if (!r->a.npids || now - *last_alive < 250000000ull)
 		return false;
 	*last_alive = now;
-	if (any_alive(r->a.pids, r->a.npids))
+	if (any_alive(r->a.pids, r->a.npids, &r->pidfds))
 		return false;
 	if (!r->a.quiet)
 		fprintf(stderr, "asgst-bpf record: the target processes "
@@ -1368,6 +1397,10 @@ static void recording__cleanup(struct recording *r)
 	maplog__free(r->ml);
 	profile__free(r->prof);
 	capture__close(r->cap);
+	for (size_t i = 0; r->pidfds && i < r->a.npids; i++)
+		if (r->pidfds[i] >= 0)
+			close(r->pidfds[i]);
+	free(r->pidfds);
 	free(r->a.pids);
 	container_target__free(&r->ct);
 	filter__free(&r->a.filter);
