@@ -337,6 +337,7 @@ struct decoder {
 	pid_t text_pid;
 	uint64_t last_ip;	/* the sample's ip: known maps or not */
 	struct decoder_stats stats;
+	struct resolve_memo *rm;	/* NULL: out of memory, none kept */
 	ASGST_CallFrame frames[TRACE_MAX_FRAMES];
 	uint16_t frame_flags[TRACE_MAX_FRAMES];	/* ASGST_FF_* of frames[] */
 	uint64_t frame_pcs[TRACE_MAX_FRAMES];	/* code address of frames[] */
@@ -370,11 +371,14 @@ struct decoder *decoder__new(struct symbolizer *sz, struct strtab *st)
 		return NULL;
 	d->sz = sz;
 	d->st = st;
+	d->rm = resolve_memo__new();
 	return d;
 }
 
 void decoder__free(struct decoder *d)
 {
+	if (d)
+		resolve_memo__free(d->rm);
 	free(d);
 }
 
@@ -497,7 +501,7 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		return n;
 	k = asgst_resolve(d->sz, ctx.vm ? cm : NULL, t->pid, d->frames,
 			  d->frame_flags, (uint32_t)n, buf + t->nframes,
-			  max - t->nframes);
+			  max - t->nframes, d->rm);
 	/* resolve writes one frame per walked frame, in order */
 	for (uint32_t i = 0; i < k; i++)
 		buf[t->nframes + i].code_pc = d->frame_pcs[i];

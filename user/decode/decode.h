@@ -71,9 +71,14 @@ void decoder__stats(const struct decoder *d, struct decoder_stats *out);
  * _UPCALL_* flags. pid is the host pid (symbolizer). Returns the number
  * of frames written to out (<= max).
  */
+struct resolve_memo;
 uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
 		       pid_t pid, const ASGST_CallFrame *in,
 		       const uint16_t *in_flags, uint32_t n,
-		       struct frame *out, uint32_t max);
+		       struct frame *out, uint32_t max,
+		       struct resolve_memo *rm);
+/* Java frames' names kept between calls (NULL: none kept) */
+struct resolve_memo *resolve_memo__new(void);
+void resolve_memo__free(struct resolve_memo *rm);
 
 #endif /* ASGST_DECODE_H */

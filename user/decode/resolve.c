@@ -9,6 +9,7 @@
  * JAVA_NATIVE frame is its stub (the ASGST method field holds its pc).
  */
 #include <linux/types.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jvm/codemap.h"
@@ -18,19 +19,67 @@
 
 static void frame_init(struct frame *f, uint8_t type)
 {
-	memset(f, 0, sizeof(*f));
-	f->type = type;
-	f->comp_level = -1;
-	f->bci = -1;
-	f->line = -1;
+	/* stores, not a memset call: this runs for every frame */
+	*f = (struct frame){ .type = type, .comp_level = -1, .bci = -1,
+			     .line = -1 };
+}
+
+/*
+ * A Java frame's name: the same (method, bci, kind, level) come back
+ * sample after sample, each time a look-up of the method, a search of its
+ * line table and the frame filled in. Kept by the code map's stamp of its
+ * methods, for methods that are the same at any decode time; a new stamp
+ * (methods added, pruned, another map) misses.
+ */
+#define RESOLVE_MEMO_SLOTS	1024
+
+struct resolve_memo_ent {
+	uint64_t stamp, method;
+	int32_t bci;
+	uint8_t type;
+	int8_t level;
+	struct frame f;
+};
+
+struct resolve_memo {
+	struct resolve_memo_ent e[RESOLVE_MEMO_SLOTS];
+};
+
+struct resolve_memo *resolve_memo__new(void)
+{
+	return calloc(1, sizeof(struct resolve_memo));
+}
+
+void resolve_memo__free(struct resolve_memo *rm)
+{
+	free(rm);
 }
 
 static void resolve_java(const struct codemap *cm, const ASGST_JavaFrame *jf,
-			 struct frame *f)
+			 struct frame *f, struct resolve_memo *rm)
 {
-	const struct codemap_method *m = cm ? codemap__method(cm, jf->method) :
-					      NULL;
+	const struct codemap_method *m = NULL;
+	struct resolve_memo_ent *e = NULL;
+	uint64_t stamp = rm && cm ? codemap__methods_stamp(cm) : 0;
+	bool timeless = false;
 
+	if (stamp) {
+		uint64_t h = (jf->method ^ stamp << 40 ^
+			      (uint64_t)(uint32_t)jf->bci << 3 ^
+			      (uint64_t)jf->type << 1 ^
+			      (uint64_t)(uint8_t)jf->comp_level << 20) *
+			     0x9e3779b97f4a7c15ull;
+
+		e = &rm->e[(h >> 40) & (RESOLVE_MEMO_SLOTS - 1)];
+		if (e->stamp == stamp && e->method == jf->method &&
+		    e->bci == jf->bci && e->type == jf->type &&
+		    e->level == jf->comp_level) {
+			*f = e->f;
+			return;
+		}
+	}
+	if (cm)
+		m = codemap__method_timeless(cm, jf->method, &timeless);
 	frame_init(f, jf->type);
 	f->comp_level = jf->comp_level;
 	f->bci = jf->bci == ASGST_BCI_UNKNOWN ? -1 : jf->bci;
@@ -47,6 +96,15 @@ static void resolve_java(const struct codemap *cm, const ASGST_JavaFrame *jf,
 	if (f->type == FRAME_JAVA_NATIVE && !strcmp(m->name, "enterSpecial") &&
 	    !strcmp(m->klass, "jdk.internal.vm.Continuation"))
 		f->flags |= FRAME_F_VTHREAD_ENTRY;
+	/* the stamp read again: looking the method up may have set it */
+	if (e && timeless && stamp == codemap__methods_stamp(cm)) {
+		e->stamp = stamp;
+		e->method = jf->method;
+		e->bci = jf->bci;
+		e->type = jf->type;
+		e->level = jf->comp_level;
+		e->f = *f;
+	}
 }
 
 /* an FFM downcall: the nep_invoker_blob stub is the JAVA_NATIVE frame */
@@ -124,7 +182,8 @@ static void resolve_native(struct symbolizer *sz, const struct codemap *cm,
 uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
 		       pid_t pid, const ASGST_CallFrame *in,
 		       const uint16_t *in_flags, uint32_t n,
-		       struct frame *out, uint32_t max)
+		       struct frame *out, uint32_t max,
+		       struct resolve_memo *rm)
 {
 	uint32_t k = 0;
 
@@ -142,7 +201,7 @@ uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
 			/* fall through */
 		case ASGST_FRAME_JAVA:
 		case ASGST_FRAME_JAVA_INLINED:
-			resolve_java(cm, &in[i].java_frame, &out[k]);
+			resolve_java(cm, &in[i].java_frame, &out[k], rm);
 			break;
 		case ASGST_FRAME_NON_JAVA:
 			resolve_native(sz, cm, pid,

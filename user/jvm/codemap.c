@@ -971,7 +971,22 @@ const struct codemap_method *codemap__method(const struct codemap *cm,
 {
 	if (!codemap__ok(cm))
 		return NULL;
-	return cm_method_get(cm, method, cm->at_ns);
+	return cm_method_get(cm, method, cm->at_ns, NULL);
+}
+
+const struct codemap_method *codemap__method_timeless(const struct codemap *cm,
+						      uint64_t method,
+						      bool *timeless)
+{
+	*timeless = false;
+	if (!codemap__ok(cm))
+		return NULL;
+	return cm_method_get(cm, method, cm->at_ns, timeless);
+}
+
+uint64_t codemap__methods_stamp(const struct codemap *cm)
+{
+	return cm ? cm->mgen : 0;
 }
 
 void codemap__set_decode_time(struct codemap *cm, uint64_t t)

@@ -211,6 +211,18 @@ void codemap__stats(const struct codemap *cm, struct codemap_stats *out);
 bool codemap__loss_news(struct codemap *cm, uint64_t *n);
 
 /*
+ * codemap__method() that also says whether the answer is the same at any
+ * decode time (one method ever at that Method*), and a stamp of the
+ * methods as they are: it changes with every change to them, and no two
+ * maps have had the same one. A name kept by (stamp, Method*) for a
+ * timeless method is the map's answer while the stamp stays.
+ */
+const struct codemap_method *codemap__method_timeless(const struct codemap *cm,
+						      uint64_t method,
+						      bool *timeless);
+uint64_t codemap__methods_stamp(const struct codemap *cm);
+
+/*
  * iteration, for `asgst-bpf codemap` and raw files; record order. A
  * method not looked up by codemap__method() is handed out in one of 16
  * views reused in turn: use it before the 16th next codemap__method_at()

@@ -125,7 +125,7 @@ struct codemap {
 	struct cm_view *ring[CM_VIEW_RING];
 	unsigned int ring_next;
 	/* cm_method_get's last answers by Method*, good while mgen stays:
-	 * moved by every change to the methods */
+	 * moved by every change to the methods (cm_next_mgen) */
 	struct cm_mmemo *mmemo;
 	uint64_t mgen;
 	uint8_t *arena;			/* line tables */
@@ -220,8 +220,12 @@ void cm_methods_unseen(struct codemap *cm);
 void cm_methods_reconcile(struct codemap *cm, uint64_t t);
 /* free the methods dead before before; how many, or -ENOMEM (failed) */
 long cm_methods_prune(struct codemap *cm, uint64_t before);
+/* *timeless (may be NULL): the answer is the same at any at_ns */
 const struct codemap_method *cm_method_get(const struct codemap *cm,
-					   uint64_t method, uint64_t at_ns);
+					   uint64_t method, uint64_t at_ns,
+					   bool *timeless);
+/* a new stamp for cm->mgen: no two maps' stamps are ever the same */
+uint64_t cm_next_mgen(void);
 const struct codemap_method *cm_method_at(const struct codemap *cm,
 					  size_t i);
 void cm_store_free(struct codemap *cm);

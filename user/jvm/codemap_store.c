@@ -367,7 +367,7 @@ int cm_method_add(struct codemap *cm, const struct cm_mdesc *in,
 	if (!len || in->klass > CM_NUM_MAX)
 		return cm_fail(cm, ENOMEM, "out of memory");
 	cd = (int64_t)(in->const_method - in->method);
-	cm->mgen++;
+	cm->mgen = cm_next_mgen();
 
 	/*
 	 * The same method again (a new generation's snapshot, or a race in
@@ -529,8 +529,16 @@ static void mmemo_put(struct codemap *cm, struct cm_mmemo *e, uint64_t mp,
 	e->m = m;
 }
 
+uint64_t cm_next_mgen(void)
+{
+	static uint64_t next;	/* the recorder reads maps on one thread */
+
+	return ++next;
+}
+
 const struct codemap_method *cm_method_get(const struct codemap *ccm,
-					   uint64_t mp, uint64_t at_ns)
+					   uint64_t mp, uint64_t at_ns,
+					   bool *timeless)
 {
 	/* views are made on demand: the map itself is ours to change */
 	struct codemap *cm = (struct codemap *)ccm;
@@ -538,13 +546,20 @@ const struct codemap_method *cm_method_get(const struct codemap *ccm,
 	struct cm_mmemo *e = NULL;
 	uint32_t v, x;
 
+	if (timeless)
+		*timeless = false;
+	if (!cm->mgen)
+		cm->mgen = cm_next_mgen();
 	if (!cm->mmemo && (cm->mmemo = calloc(CM_MMEMO_SLOTS,
 					      sizeof(*cm->mmemo))))
 		cm->mem += cm_alloc_bytes(CM_MMEMO_SLOTS * sizeof(*cm->mmemo));
 	if (cm->mmemo) {
 		e = &cm->mmemo[(mix64(mp) >> 20) & (CM_MMEMO_SLOTS - 1)];
-		if (e->m && e->mp == mp && e->gen == cm->mgen)
+		if (e->m && e->mp == mp && e->gen == cm->mgen) {
+			if (timeless)
+				*timeless = true;
 			return e->m;
+		}
 	}
 	if (!cm->mix.cap || !(v = *mix_slot(cm, mp)))
 		return NULL;
@@ -553,6 +568,8 @@ const struct codemap_method *cm_method_get(const struct codemap *ccm,
 		m = view_of(cm, v - 1);
 		if (m)
 			mmemo_put(cm, e, mp, m);
+		if (timeless)
+			*timeless = m != NULL;
 		return m;
 	}
 	/*
@@ -637,7 +654,7 @@ long cm_methods_prune(struct codemap *cm, uint64_t before)
 		      cm->mdead.vals[i] < before;
 	if (!any)
 		return 0;
-	cm->mgen++;
+	cm->mgen = cm_next_mgen();
 	for (size_t i = 0; i < n; i++) {
 		uint64_t d = dead_ns(cm, i);
 		struct cm_view *v = u64map_get(&cm->mviews, i);
@@ -712,7 +729,7 @@ void cm_store_free(struct codemap *cm)
 		free(cm->ring[i]);
 	free(cm->mmemo);
 	cm->mmemo = NULL;
-	cm->mgen++;
+	cm->mgen = cm_next_mgen();
 	for (size_t i = 0; i < cm->nmslabs; i++)
 		free(cm->mslabs[i]);
 	free(cm->mslabs);
