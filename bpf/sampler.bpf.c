@@ -93,6 +93,8 @@ struct {
  * what a thread's cache entry (struct thread_cache) took from them is
  * looked up again when it is older */
 volatile __u32 cache_gen = 1;
+/* where the reader has read the ring to (user space writes it) */
+volatile __u64 reader_pos = 0;
 
 /* JVMs whose virtual threads' frozen frames can be found, by tgid */
 struct {
@@ -408,7 +410,10 @@ static __always_inline void note_hole(struct thread_cache *tc, __u64 sp,
  */
 static __always_inline __u64 wakeup_flag(void)
 {
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+	/* not what lies past the consumer position: the reader holds
+	 * records there until they are decoded (user/capture/ring.c) */
+	if (bpf_ringbuf_query(&events, BPF_RB_PROD_POS) - reader_pos >=
+	    wakeup_bytes)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
 }

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "capture/capture.h"
+#include "capture/ring.h"
 #include "util/err.h"
 #include "sampler.skel.h"
 
@@ -29,7 +30,7 @@
 
 struct capture {
 	struct sampler_bpf *skel;
-	struct ring_buffer *rb;
+	struct ring *ring;		/* the events ring, read in place */
 	int *pfds;			/* one perf event per online CPU */
 	struct bpf_link **links;
 	int nev;
@@ -145,14 +146,18 @@ static uint32_t ringbuf_bytes(uint32_t mb)
 	return v * 1024u * 1024u;
 }
 
-static int on_record(void *ctx, void *data, size_t len)
+static int on_record(const void *data, size_t len, void *ctx)
 {
 	struct capture *c = ctx;
+	int rc;
 
 	if (c->stop)
 		return -ECANCELED;
 	c->consumed++;
-	if (c->fn && c->fn(data, len, c->fn_ctx)) {
+	rc = c->fn ? c->fn(data, len, c->fn_ctx) : 0;
+	if (rc == CAPTURE_HOLD)
+		return RING_HOLD;
+	if (rc) {
 		c->stop = true;
 		return -ECANCELED;
 	}
@@ -339,14 +344,12 @@ static int load_sampler(struct capture *c, const struct capture_opts *o,
 					follows(o) ? "fork" : "sched_switch",
 					strerror(-ret));
 	}
-	c->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, c,
-				 NULL);
-	if (!c->rb) {
-		ret = -errno;
+	ret = ring__open(&c->ring, bpf_map__fd(skel->maps.events),
+			 bpf_map__max_entries(skel->maps.events));
+	if (ret)
 		return err__set(err, errlen, ret,
 				"setting up the ring buffer: %s",
 				strerror(-ret));
-	}
 	return 0;
 }
 
@@ -421,7 +424,7 @@ void capture__close(struct capture *c)
 	}
 	free(c->links);
 	free(c->pfds);
-	ring_buffer__free(c->rb);
+	ring__free(c->ring);
 	sampler_bpf__destroy(c->skel);
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
@@ -525,15 +528,33 @@ static int run(struct capture *c, int timeout_ms, bool wait,
 	c->stop = false;
 	ret = 0;
 	if (wait)
-		ret = ring_buffer__poll(c->rb, timeout_ms);
+		ret = ring__wait(c->ring, timeout_ms);
 	/* the kernel side skips most wakeups: take what is there anyway */
 	if (ret >= 0 && !c->stop)
-		ret = ring_buffer__consume(c->rb);
+		ret = ring__consume(c->ring, on_record, c);
+	/* the kernel wakes the reader by what it has not read yet */
+	c->skel->bss->reader_pos = ring__read_pos(c->ring);
 	c->fn = NULL;
 	c->fn_ctx = NULL;
 	if (ret == -EINTR || ret == -ECANCELED || ret >= 0)
 		return c->consumed;
 	return ret;
+}
+
+void capture__release(struct capture *c, const void *data)
+{
+	if (c)
+		ring__release(c->ring, data);
+}
+
+size_t capture__held_bytes(const struct capture *c)
+{
+	return c ? ring__held_bytes(c->ring) : 0;
+}
+
+size_t capture__ring_bytes(const struct capture *c)
+{
+	return c ? ring__size(c->ring) : 0;
 }
 
 int capture__poll(struct capture *c, int timeout_ms, capture_sample_fn fn,

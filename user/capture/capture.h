@@ -32,7 +32,12 @@ struct capture_opts {
 
 struct capture;
 
-/* callback per record; return non-zero to stop polling early */
+/*
+ * Callback per record: 0 done with it; CAPTURE_HOLD keep it where it is
+ * (in the ring buffer, the kernel writing around it) until
+ * capture__release(); anything else stops polling early.
+ */
+#define CAPTURE_HOLD	1
 typedef int (*capture_sample_fn)(const void *data, size_t len, void *ctx);
 
 /* 0 or -errno; err gets a one-line reason that says what to do */
@@ -56,6 +61,12 @@ int capture__poll(struct capture *c, int timeout_ms, capture_sample_fn fn,
 		  void *ctx);
 /* drain what is left in the ring buffer without waiting */
 int capture__drain(struct capture *c, capture_sample_fn fn, void *ctx);
+/* a held record (CAPTURE_HOLD) done with, in any order */
+void capture__release(struct capture *c, const void *data);
+/* ring bytes from the oldest held record on (the kernel cannot write
+ * there), and the ring's size */
+size_t capture__held_bytes(const struct capture *c);
+size_t capture__ring_bytes(const struct capture *c);
 /* counters summed over CPUs (enum asgst_stat) */
 int capture__stats(struct capture *c, uint64_t out[ASGST_STAT_MAX]);
 /* bpf_stats of the perf-event program: run time and count (0 if off) */

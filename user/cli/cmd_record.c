@@ -66,6 +66,7 @@ struct record_args {
 	size_t nout;
 	const char *format;	/* -f */
 	uint32_t window;
+	uint32_t ringbuf_mb;	/* --ring-buffer; 0: the default */
 	bool window_all;
 	bool unwind_fp;		/* --unwind fp: no window for non-JVMs */
 	bool no_attach;
@@ -256,6 +257,16 @@ static int opt_window(const struct cli_call *c, const char *arg)
 	return CLI_OK;
 }
 
+static int opt_ringbuf(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+
+	if (set_u32(c, arg, 1, 1024, false, &a->ringbuf_mb, "--ring-buffer",
+		    "a size from 1 to 1024 (MiB)"))
+		return CLI_BAD;
+	return CLI_OK;
+}
+
 static int opt_unwind(const struct cli_call *c, const char *arg)
 {
 	struct record_args *a = c->args;
@@ -365,6 +376,11 @@ static const struct cli_option record_opts[] = {
 		"every process, not only JVMs. 0: no window at\n"
 		"all, JVM samples then fail to decode with\n"
 		"ASGST_NO_WINDOW", opt_window),
+	CLI_OPT("ring-buffer", 0, "MIB",
+		"the sampler's ring buffer in MiB, rounded up to\n"
+		"a power of two (default 32, at most 1024): more\n"
+		"for many CPUs at high rates if samples are lost",
+		opt_ringbuf),
 	CLI_FLAG("no-attach", 0,
 		 "do not inject the agent into JVMs without one",
 		 struct record_args, no_attach),
@@ -623,8 +639,8 @@ static bool any_alive(const pid_t *pids, size_t n, int **pidfds)
 
 static int on_record(const void *data, size_t len, void *ctx)
 {
-	pipeline__push(ctx, data, len);
-	return 0;
+	return pipeline__push(ctx, data, len) == PIPELINE_HELD ? CAPTURE_HOLD :
+								 0;
 }
 
 static void status_line(const struct pipeline *pl, struct capture *c,
@@ -742,7 +758,7 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 	fprintf(stderr, "stats: bpf_run_ns=%llu bpf_run_cnt=%llu "
 		"bpf_ns_per_sample=%.0f decoded=%llu decode_ns_per_sample=%.0f "
 		"decode_errors=%llu peak_rss_kib=%ld windows=%llu "
-		"window_bytes_per_sample=%.0f\n",
+		"window_bytes_per_sample=%.0f ring_copied=%llu\n",
 		(unsigned long long)run_ns, (unsigned long long)run_cnt,
 		run_cnt ? (double)run_ns / (double)run_cnt : 0.0,
 		(unsigned long long)ps->decoded,
@@ -750,7 +766,8 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 		(unsigned long long)ps->decode_errors, ru.ru_maxrss,
 		(unsigned long long)ps->windows,
 		ps->windows ? (double)ps->window_bytes /
-			      (double)ps->windows : 0.0);
+			      (double)ps->windows : 0.0,
+		(unsigned long long)ps->ring_copied);
 	print_cpu_stats(ps);
 	/* memory bounded by what is alive (docs/architecture.md) */
 	fprintf(stderr, "stats: procs_seen=%llu procs_live=%llu "
@@ -1050,6 +1067,7 @@ static int open_capture(struct recording *r)
 	co->events = r->a.events ? r->a.events : ASGST_EVMASK_CPU;
 	co->defer_start = true;
 	co->window_size = r->a.window;
+	co->ringbuf_mb = r->a.ringbuf_mb;
 	co->window_all = r->a.window_all || !r->a.unwind_fp;
 	if (r->a.cgroup) {
 		rc = cgroup_id_of(r->a.cgroup, &co->cgroup_id);

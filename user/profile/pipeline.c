@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/capture.h"
 #include "capture/sample.h"
 #include "decode/decode.h"
 #include "jvm/codemap.h"
@@ -53,6 +54,10 @@ void pipeline__free(struct pipeline *pl)
 {
 	if (!pl)
 		return;
+	/* what the ring buffer still holds for us goes back to the kernel */
+	for (struct queued *q = pl->queue.head; q; q = q->next)
+		if (q->in_ring)
+			capture__release(pl->cap, q->rec);
 	queue__free(&pl->queue);
 	offcpu__free(&pl->offcpu);
 	procs__free(pl);
@@ -83,8 +88,8 @@ static size_t record_used_len(const void *data, size_t len)
  */
 static void raw_record(struct pipeline *pl, const struct queued *q)
 {
-	raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, q->data,
-			  record_used_len(q->data, q->len), NULL, 0);
+	raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, q->rec,
+			  record_used_len(q->rec, q->len), NULL, 0);
 	if (q->end)
 		raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, q->end->data,
 				  record_used_len(q->end->data, q->end->len),
@@ -145,6 +150,40 @@ static struct queued *record_copy(const void *data, size_t len)
 	return q;
 }
 
+/*
+ * Records held in the ring buffer take room the kernel could write to:
+ * past a quarter of it, the oldest are copied out (as every record was
+ * before), down to an eighth.
+ */
+static void ring_relieve(struct pipeline *pl)
+{
+	size_t ring = capture__ring_bytes(pl->cap);
+	struct queued *q, *prev = NULL, *c;
+
+	if (capture__held_bytes(pl->cap) <= ring / 4)
+		return;
+	for (q = pl->queue.head; q && capture__held_bytes(pl->cap) > ring / 8;
+	     prev = q, q = q->next) {
+		if (!q->in_ring)
+			continue;
+		c = record_copy(q->rec, q->len);
+		if (!c)
+			return;	/* held on: the ring fills, samples are lost */
+		c->next = q->next;
+		c->arrival_ns = q->arrival_ns;
+		if (prev)
+			prev->next = c;
+		else
+			pl->queue.head = c;
+		if (pl->queue.tail == q)
+			pl->queue.tail = c;
+		capture__release(pl->cap, q->rec);
+		queued__free(q);
+		pl->stats.ring_copied++;
+		q = c;
+	}
+}
+
 int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
@@ -163,6 +202,20 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 		if (pl->opts.raw)
 			raw_keep_end(pl, q, data, len);
 		return 0;
+	}
+	/*
+	 * A sample live from the ring buffer waits there for its decode, no
+	 * copy made (an off-CPU one is weighed first: copied, as is what
+	 * report reads)
+	 */
+	if (hdr_ok && pl->cap && !pl->opts.offline &&
+	    h->event != ASGST_EV_OFFCPU && !((uintptr_t)data & 7)) {
+		q = queued__ref(data, len);
+		if (q) {
+			queue__push(&pl->queue, q, now);
+			ring_relieve(pl);
+			return PIPELINE_HELD;
+		}
 	}
 	q = hdr_ok ? record_copy(data, len) : queued__new(data, len);
 	if (!q)
@@ -303,7 +356,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	const char *why = NULL;
 	uint64_t weight;
 
-	if (sample__parse(q->data, q->len, &s, &why)) {
+	if (sample__parse(q->rec, q->len, &s, &why)) {
 		pl->stats.bad_records++;
 		return;
 	}
@@ -386,12 +439,14 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 		 * misses of the decode) */
 		if (pl->queue.head) {
 			__builtin_prefetch(pl->queue.head);
-			__builtin_prefetch((const char *)pl->queue.head->data + 64);
+			__builtin_prefetch((const char *)pl->queue.head->rec + 64);
 		}
 		if (pl->opts.raw)
 			raw_record(pl, q);
 		decode_one(pl, q, now_ns);
 		pl->decode_seq++;
+		if (q->in_ring)
+			capture__release(pl->cap, q->rec);
 		queued__free(q);
 	}
 }

@@ -44,6 +44,7 @@ struct pipeline_stats {
 	uint64_t offcpu_stray_end; /* END records with no stack waiting */
 	uint64_t windows;	/* samples with a stack window */
 	uint64_t window_bytes;	/* the bytes of those windows */
+	uint64_t ring_copied;	/* held in the ring, copied out for room */
 	/* memory bounded by what is alive (procs.c: procs__prune) */
 	uint64_t procs_live;	/* processes in the table now */
 	uint64_t procs_dropped;	/* exited ones whose state was dropped */
@@ -69,7 +70,12 @@ struct pipeline;
 struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 			       const struct pipeline_opts *o);
 void pipeline__free(struct pipeline *pl);
-/* a record from the ring buffer: copied, queued; 0 or -ENOMEM */
+/*
+ * A record from the ring buffer, queued: PIPELINE_HELD when it was left
+ * where it is (a live sample: the pipeline releases it to the capture
+ * once decoded), 0 when copied, or -ENOMEM.
+ */
+#define PIPELINE_HELD	1
 int pipeline__push(struct pipeline *pl, const void *data, size_t len);
 /* decode queued samples older than the delay (all when flush) */
 void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush);

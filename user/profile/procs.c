@@ -654,7 +654,7 @@ static uint64_t retire_until(struct pipeline *pl, pid_t pid,
 	if (!from)
 		return seq + pl->queue.n;
 	for (const struct queued *q = pl->queue.head; q; q = q->next, seq++) {
-		const struct asgst_sample_hdr *h = (const void *)q->data;
+		const struct asgst_sample_hdr *h = q->rec;
 
 		if (q->len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC &&
 		    (pid_t)h->pid == pid && h->ktime_ns >= from)

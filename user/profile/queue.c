@@ -35,9 +35,28 @@ static size_t pool_class(size_t len)
 	       (need - 1) / POOL_STEP;
 }
 
+/* nodes of records left in the ring buffer, reused */
+static struct {
+	struct queued *free;
+	size_t n;
+} refs;
+
+#define REFS_MAX		4096
+
 static void pool_put(struct queued *q)
 {
 	size_t c = pool_class(q->len);
+
+	if (q->in_ring) {
+		if (refs.n >= REFS_MAX) {
+			free(q);
+			return;
+		}
+		q->next = refs.free;
+		refs.free = q;
+		refs.n++;
+		return;
+	}
 
 	if (c >= POOL_CLASSES || pool.bytes + (c + 1) * POOL_STEP > POOL_BYTES) {
 		free(q);
@@ -71,9 +90,28 @@ struct queued *queued__new2(const void *a, size_t alen, const void *b,
 		return NULL;
 	q->len = len;
 	q->end = NULL;
+	q->rec = q->data;
+	q->in_ring = false;
 	memcpy(q->data, a, alen);
 	if (blen)
 		memcpy((char *)q->data + alen, b, blen);
+	return q;
+}
+
+struct queued *queued__ref(const void *rec, size_t len)
+{
+	struct queued *q = refs.free;
+
+	if (q) {
+		refs.free = q->next;
+		refs.n--;
+	} else if (!(q = malloc(sizeof(*q)))) {
+		return NULL;
+	}
+	q->len = len;
+	q->end = NULL;
+	q->rec = rec;
+	q->in_ring = true;
 	return q;
 }
 
@@ -125,4 +163,9 @@ void queue__free(struct queue *qu)
 		}
 	}
 	pool.bytes = 0;
+	while ((q = refs.free)) {
+		refs.free = q->next;
+		free(q);
+	}
+	refs.n = 0;
 }

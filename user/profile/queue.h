@@ -6,6 +6,7 @@
 #ifndef ASGST_QUEUE_H
 #define ASGST_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,7 +19,11 @@ struct queued {
 	struct queued *end;
 	uint64_t arrival_ns;
 	size_t len;
-	uint64_t data[];	/* 8-aligned record copy */
+	/* the record: data below, or (in_ring) where the kernel wrote it,
+	 * held in the ring buffer until it is decoded */
+	const void *rec;
+	bool in_ring;
+	uint64_t data[];	/* 8-aligned record copy, unless in_ring */
 };
 
 /* zero-initialise for an empty queue */
@@ -29,6 +34,8 @@ struct queue {
 
 /* a copy of a record, not queued yet; NULL when out of memory */
 struct queued *queued__new(const void *data, size_t len);
+/* a record left where it is (rec, len bytes): no copy */
+struct queued *queued__ref(const void *rec, size_t len);
 /* the same of a record in two pieces: a then b */
 struct queued *queued__new2(const void *a, size_t alen, const void *b,
 			    size_t blen);
