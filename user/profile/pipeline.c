@@ -378,6 +378,14 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	cm = jvm && ps->cm && codemap__ok(ps->cm) ? ps->cm : NULL;
 	/* methods named as they were when the sample was taken */
 	codemap__set_decode_time(cm, s.hdr->ktime_ns);
+	/*
+	 * The window was written by the sampler on another CPU and has
+	 * waited since: the walk's reads of it, a frame at a time, are its
+	 * main cost. All of it asked for at once, the misses overlap (about
+	 * a tenth off the decode, against one record ahead: no better).
+	 */
+	for (uint32_t o = 0; s.window && o < s.hdr->window_len; o += 64)
+		__builtin_prefetch(s.window + o);
 	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
 	t.comm = ps->comm;
 	t.container_id = ps->container_id;
