@@ -341,7 +341,17 @@ struct decoder {
 	ASGST_CallFrame frames[TRACE_MAX_FRAMES];
 	uint16_t frame_flags[TRACE_MAX_FRAMES];	/* ASGST_FF_* of frames[] */
 	uint64_t frame_pcs[TRACE_MAX_FRAMES];	/* code address of frames[] */
+	/* the last trace's frames [int_lo, int_lo + int_n) whose strings
+	 * are st's own: interned[i - int_lo] */
+	uint32_t int_lo, int_n;
+	uint8_t interned[TRACE_MAX_FRAMES];
 };
+
+bool decoder__frame_interned(const struct decoder *d, uint32_t i)
+{
+	return i >= d->int_lo && i - d->int_lo < d->int_n &&
+	       d->interned[i - d->int_lo];
+}
 
 static bool is_text(void *arg, uint64_t pc)
 {
@@ -424,6 +434,7 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 
 	if (!d || !s || !s->hdr || !t || !buf || max < 2)
 		return -EINVAL;
+	d->int_n = 0;
 	h = s->hdr;
 	memset(t, 0, sizeof(*t));
 	t->pid = (pid_t)h->pid;
@@ -501,7 +512,9 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		return n;
 	k = asgst_resolve(d->sz, ctx.vm ? cm : NULL, t->pid, d->frames,
 			  d->frame_flags, (uint32_t)n, buf + t->nframes,
-			  max - t->nframes, d->rm);
+			  max - t->nframes, d->rm, d->st, d->interned);
+	d->int_lo = t->nframes;
+	d->int_n = k;
 	/* resolve writes one frame per walked frame, in order */
 	for (uint32_t i = 0; i < k; i++)
 		buf[t->nframes + i].code_pc = d->frame_pcs[i];

@@ -52,6 +52,13 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		   struct codemap *cm, bool is_jvm, struct trace *t,
 		   struct frame *buf, uint32_t max);
 
+/*
+ * Frame i of the last trace decoder__trace() made has every string in the
+ * decoder's strtab already (a Java frame named through the resolve memo):
+ * a caller that interns the trace's strings there may skip it.
+ */
+bool decoder__frame_interned(const struct decoder *d, uint32_t i);
+
 /* counters over the decoder's life, for summaries and benchmarks */
 struct decoder_stats {
 	uint64_t samples;
@@ -76,7 +83,8 @@ uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
 		       pid_t pid, const ASGST_CallFrame *in,
 		       const uint16_t *in_flags, uint32_t n,
 		       struct frame *out, uint32_t max,
-		       struct resolve_memo *rm);
+		       struct resolve_memo *rm, struct strtab *st,
+		       uint8_t *interned);
 /* Java frames' names kept between calls (NULL: none kept) */
 struct resolve_memo *resolve_memo__new(void);
 void resolve_memo__free(struct resolve_memo *rm);

@@ -16,6 +16,7 @@
 #include "decode/decode.h"
 #include "symbols/symbolize.h"
 #include "trace.h"
+#include "util/strtab.h"
 
 static void frame_init(struct frame *f, uint8_t type)
 {
@@ -38,6 +39,7 @@ struct resolve_memo_ent {
 	int32_t bci;
 	uint8_t type;
 	int8_t level;
+	bool interned;		/* f's strings are the strtab's own */
 	struct frame f;
 };
 
@@ -55,9 +57,35 @@ void resolve_memo__free(struct resolve_memo *rm)
 	free(rm);
 }
 
-static void resolve_java(const struct codemap *cm, const ASGST_JavaFrame *jf,
-			 struct frame *f, struct resolve_memo *rm)
+/* f's strings as st's own: true, or false with f as it was */
+static bool intern_java(struct strtab *st, struct frame *f)
 {
+	const char *k, *m, *g, *src = NULL;
+
+	if (!st)
+		return false;
+	k = f->klass ? strtab__intern(st, f->klass) : NULL;
+	m = f->method ? strtab__intern(st, f->method) : NULL;
+	g = f->signature ? strtab__intern(st, f->signature) : NULL;
+	if (f->source)
+		src = strtab__intern(st, f->source);
+	if ((f->klass && !k) || (f->method && !m) || (f->signature && !g) ||
+	    (f->source && !src))
+		return false;
+	f->klass = k;
+	f->method = m;
+	f->signature = g;
+	f->source = src;
+	return true;
+}
+
+/* a Java frame named; true when its strings are st's own */
+static bool resolve_java(const struct codemap *cm, const ASGST_JavaFrame *jf,
+			 struct frame *f, struct resolve_memo *rm,
+			 struct strtab *st)
+{
+	bool interned;
+
 	const struct codemap_method *m = NULL;
 	struct resolve_memo_ent *e = NULL;
 	uint64_t stamp = rm && cm ? codemap__methods_stamp(cm) : 0;
@@ -75,7 +103,7 @@ static void resolve_java(const struct codemap *cm, const ASGST_JavaFrame *jf,
 		    e->bci == jf->bci && e->type == jf->type &&
 		    e->level == jf->comp_level) {
 			*f = e->f;
-			return;
+			return e->interned;
 		}
 	}
 	if (cm)
@@ -85,7 +113,7 @@ static void resolve_java(const struct codemap *cm, const ASGST_JavaFrame *jf,
 	f->bci = jf->bci == ASGST_BCI_UNKNOWN ? -1 : jf->bci;
 	f->pc = jf->method;	/* the Method*, for frames the map lacks */
 	if (!m)
-		return;
+		return st != NULL;	/* no strings */
 	f->klass = m->klass;
 	f->method = m->name;
 	f->signature = m->signature;
@@ -96,6 +124,7 @@ static void resolve_java(const struct codemap *cm, const ASGST_JavaFrame *jf,
 	if (f->type == FRAME_JAVA_NATIVE && !strcmp(m->name, "enterSpecial") &&
 	    !strcmp(m->klass, "jdk.internal.vm.Continuation"))
 		f->flags |= FRAME_F_VTHREAD_ENTRY;
+	interned = intern_java(st, f);
 	/* the stamp read again: looking the method up may have set it */
 	if (e && timeless && stamp == codemap__methods_stamp(cm)) {
 		e->stamp = stamp;
@@ -103,8 +132,10 @@ static void resolve_java(const struct codemap *cm, const ASGST_JavaFrame *jf,
 		e->bci = jf->bci;
 		e->type = jf->type;
 		e->level = jf->comp_level;
+		e->interned = interned;
 		e->f = *f;
 	}
+	return interned;
 }
 
 /* an FFM downcall: the nep_invoker_blob stub is the JAVA_NATIVE frame */
@@ -183,12 +214,14 @@ uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
 		       pid_t pid, const ASGST_CallFrame *in,
 		       const uint16_t *in_flags, uint32_t n,
 		       struct frame *out, uint32_t max,
-		       struct resolve_memo *rm)
+		       struct resolve_memo *rm, struct strtab *st,
+		       uint8_t *interned)
 {
 	uint32_t k = 0;
 
 	for (uint32_t i = 0; i < n && k < max; i++) {
 		uint16_t ff = in_flags ? in_flags[i] : 0;
+		bool own = false;
 
 		switch (in[i].type) {
 		case ASGST_FRAME_JAVA_NATIVE:
@@ -201,7 +234,8 @@ uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
 			/* fall through */
 		case ASGST_FRAME_JAVA:
 		case ASGST_FRAME_JAVA_INLINED:
-			resolve_java(cm, &in[i].java_frame, &out[k], rm);
+			own = resolve_java(cm, &in[i].java_frame, &out[k], rm,
+					   st);
 			break;
 		case ASGST_FRAME_NON_JAVA:
 			resolve_native(sz, cm, pid,
@@ -211,6 +245,8 @@ uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
 		default:
 			continue;
 		}
+		if (interned)
+			interned[k] = own;
 		out[k++].flags |= crossing_flags(ff);
 	}
 	return k;

@@ -331,6 +331,9 @@ static bool intern_trace(struct pipeline *pl, struct trace *t)
 	for (uint32_t i = 0; i < t->nframes; i++) {
 		struct frame *f = &t->frames[i];
 
+		/* named through the decoder's memo: the strings are ours */
+		if (decoder__frame_interned(pl->dec, i))
+			continue;
 		if (f->klass && !intern_java(pl, f))
 			return false;
 		if (!f->klass && (!intern_str(pl, &f->method) ||
