@@ -13,6 +13,8 @@
 #           exec: new maps and modules, a process to drop once it exits)
 #   base    (BENCH_BASE=/path/to/another/asgst-bpf) the JVM run with that
 #           binary, for a before/after in the same run
+# Then every CPU busy and the whole host recorded for ALL_SECS (30): the
+# samples lost, if any
 # Then the replay of a raw recording of the JVM (report -i, its whole CPU a
 # sample) and bench_decode (the decoder alone on captured samples) beside
 # the live decode figure.
@@ -128,6 +130,20 @@ if [ -n "$BASE" ] && [ -n "$jpid" ] && [ -x "$BASE" ]; then
 	done
 	echo
 fi
+
+# every CPU busy, the whole host recorded: does anything get lost
+ALLS=${ALL_SECS:-30}
+[ "${BENCH_QUICK:-}" = 1 ] && ALLS=6
+ncpu=$(nproc)
+echo "== every CPU busy ($ncpu busy threads besides the JVM), record -a --no-attach at 999 Hz for ${ALLS}s"
+"$WL/native_chain" $((ALLS + 3)) "$ncpu" > /dev/null &
+p=$!
+sleep 0.3
+"$A" record -q --stats -a --no-attach -F 999 -d "$ALLS" -o "$T/all.json" \
+	2> "$T/all.err"
+wait $p
+s=$(summary "$T/all.err")
+echo "  samples ${s% *}, lost ${s#* } ($(awk -v a="${s#* }" -v n="${s% *}" 'BEGIN { if (n > 0) printf "%.3f", 100 * a / (a + n); else print "n/a" }') %), copied out of the ring $(stat_field "$T/all.err" ring_copied); recorder CPU steady $(stat_field "$T/all.err" steady_cpu_ns_per_sample) ns/sample, decode $(stat_field "$T/all.err" steady_decode_cpu_ns_per_sample), in-kernel $(stat_field "$T/all.err" bpf_ns_per_sample)"
 
 [ -n "$jpid" ] || exit 0
 echo "== replay against live: the JVM recorded raw (${SECS}s), decoded again by report"

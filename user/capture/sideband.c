@@ -368,9 +368,11 @@ int sideband__read(struct sideband *sb, sideband_fn fn, void *ctx)
 		tail = sideband__read_ring(r->data, r->size, tail, head,
 					   sb->buf, REC_MAX, collect, sb,
 					   &sb->st.bad);
-		/* what was not collected (out of memory) is dropped */
+		/* what was not collected (out of memory) is dropped, and
+		 * counted: the stream has a gap its readers must know of */
+		if (tail != head)
+			sb->st.bad++;
 		__atomic_store_n(&r->meta->data_tail, head, __ATOMIC_RELEASE);
-		(void)tail;
 	}
 	qsort(sb->items, sb->nitems, sizeof(*sb->items), item_cmp);
 	for (size_t i = 0; i < sb->nitems; i++) {
