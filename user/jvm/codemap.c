@@ -331,6 +331,13 @@ static int read_current(struct codemap *cm)
 	bool retry = false;
 	int err = 0;
 
+	/* nothing new since the last read, the case of most batches: the
+	 * header as it was and everything up to its write_pos read */
+	if (cm->pos >= CM_HEADER_SIZE && cm->pos == cm->hdr.write_pos &&
+	    pread(cm->fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    !memcmp(&h, &cm->hdr, sizeof(h)))
+		return 0;
+
 	for (int tries = 0; tries < 4; tries++) {
 		err = read_header(cm, &h, &retry);
 		if (err || !retry)

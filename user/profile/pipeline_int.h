@@ -59,6 +59,7 @@ struct pipeline {
 	struct proc_state *procs;	/* open addressing by pid */
 	size_t procs_cap;
 	size_t procs_n;
+	size_t attaching;		/* procs with attach_child > 0 */
 	struct queue queue;		/* waiting to be decoded */
 	struct offcpu offcpu;		/* waiting for their END */
 	struct frame *frames;

@@ -132,6 +132,7 @@ static void proc_start_attach(struct pipeline *pl, struct proc_state *ps)
 	if (c > 0) {
 		ps->attach_child = c;
 		ps->attach_start_ns = mono_ns();
+		pl->attaching++;
 	}
 }
 
@@ -203,7 +204,8 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 
 void procs__reap_attaches(struct pipeline *pl, bool block)
 {
-	for (size_t i = 0; i < pl->procs_cap; i++) {
+	/* called every batch: the table is walked only while one runs */
+	for (size_t i = 0; pl->attaching && i < pl->procs_cap; i++) {
 		struct proc_state *ps = &pl->procs[i];
 		int rc;
 
@@ -213,6 +215,7 @@ void procs__reap_attaches(struct pipeline *pl, bool block)
 		if (rc < 0)
 			continue;
 		ps->attach_child = 0;
+		pl->attaching--;
 		if (rc) {
 			pl->stats.attached++;
 			if (!pl->opts.quiet)
@@ -226,10 +229,7 @@ void procs__reap_attaches(struct pipeline *pl, bool block)
 
 bool procs__attach_pending(const struct pipeline *pl)
 {
-	for (size_t i = 0; i < pl->procs_cap; i++)
-		if (pl->procs[i].used && pl->procs[i].attach_child > 0)
-			return true;
-	return false;
+	return pl->attaching > 0;
 }
 
 /*
