@@ -609,8 +609,8 @@ static bool is_alive(pid_t pid)
  * A pidfd turns readable when its process has exited (a zombie too): one
  * poll instead of reading /proc/PID/stat, which the kernel makes by
  * summing every thread of the process (tens of us for a JVM), four times
- * a second. Opened while the process is still the one -p named: a pid
- * that already went and came back is caught by is_alive() before.
+ * a second. Opened at the first look, as /proc was read before: a pid
+ * that went and came back before that passes for the target, as it did.
  */
 static int pidfd_of(pid_t pid)
 {

@@ -84,12 +84,10 @@ static bool resolve_java(const struct codemap *cm, const ASGST_JavaFrame *jf,
 			 struct frame *f, struct resolve_memo *rm,
 			 struct strtab *st)
 {
-	bool interned;
-
 	const struct codemap_method *m = NULL;
 	struct resolve_memo_ent *e = NULL;
 	uint64_t stamp = rm && cm ? codemap__methods_stamp(cm) : 0;
-	bool timeless = false;
+	bool timeless = false, interned;
 
 	if (stamp) {
 		uint64_t h = (jf->method ^ stamp << 40 ^

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Sample pipeline: records are copied into a FIFO as they arrive and decoded
- * a little later (decode_delay_ns), so the code map of a JVM has recorded the
- * compiled code a sample hit before the sample is decoded against it.
+ * Sample pipeline: records join a FIFO as they arrive (live samples left in
+ * the ring buffer, others copied) and are decoded a little later
+ * (decode_delay_ns), so the code map of a JVM has recorded the compiled
+ * code a sample hit before the sample is decoded against it.
  * Off-CPU stacks join the FIFO once their weight is known (offcpu.c); what
  * is known of each process is kept by procs.c.
  */
@@ -56,7 +57,7 @@ void pipeline__free(struct pipeline *pl)
 		return;
 	/* what the ring buffer still holds for us goes back to the kernel */
 	for (struct queued *q = pl->queue.head; q; q = q->next)
-		if (q->in_ring)
+		if (queued__in_ring(q))
 			capture__release(pl->cap, q->rec);
 	queue__free(&pl->queue);
 	offcpu__free(&pl->offcpu);
@@ -164,7 +165,7 @@ static void ring_relieve(struct pipeline *pl)
 		return;
 	for (q = pl->queue.head; q && capture__held_bytes(pl->cap) > ring / 8;
 	     prev = q, q = q->next) {
-		if (!q->in_ring)
+		if (!queued__in_ring(q))
 			continue;
 		c = record_copy(q->rec, q->len);
 		if (!c)
@@ -456,7 +457,7 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 			raw_record(pl, q);
 		decode_one(pl, q, now_ns);
 		pl->decode_seq++;
-		if (q->in_ring)
+		if (queued__in_ring(q))
 			capture__release(pl->cap, q->rec);
 		queued__free(q);
 	}

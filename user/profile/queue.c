@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The delay queue: a FIFO of record copies, so a sample is decoded a little
- * after it arrived (the pipeline decides how long).
+ * The delay queue: a FIFO of records (copies, or references into the ring
+ * buffer), so a sample is decoded a little after it arrived (the pipeline
+ * decides how long).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ static void pool_put(struct queued *q)
 {
 	size_t c = pool_class(q->len);
 
-	if (q->in_ring) {
+	if (queued__in_ring(q)) {
 		if (refs.n >= REFS_MAX) {
 			free(q);
 			return;
@@ -91,7 +92,6 @@ struct queued *queued__new2(const void *a, size_t alen, const void *b,
 	q->len = len;
 	q->end = NULL;
 	q->rec = q->data;
-	q->in_ring = false;
 	memcpy(q->data, a, alen);
 	if (blen)
 		memcpy((char *)q->data + alen, b, blen);
@@ -111,7 +111,6 @@ struct queued *queued__ref(const void *rec, size_t len)
 	q->len = len;
 	q->end = NULL;
 	q->rec = rec;
-	q->in_ring = true;
 	return q;
 }
 

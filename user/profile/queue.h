@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The pipeline's delay queue: records copied as they arrive, decoded in
- * arrival order once they are old enough (see pipeline.c).
+ * The pipeline's delay queue: records as they arrive (copied, or left in
+ * the ring buffer), decoded in arrival order once they are old enough (see
+ * pipeline.c).
  */
 #ifndef ASGST_QUEUE_H
 #define ASGST_QUEUE_H
@@ -19,12 +20,16 @@ struct queued {
 	struct queued *end;
 	uint64_t arrival_ns;
 	size_t len;
-	/* the record: data below, or (in_ring) where the kernel wrote it,
-	 * held in the ring buffer until it is decoded */
+	/* the record: data below, or where the kernel wrote it, held in
+	 * the ring buffer until it is decoded (queued__in_ring) */
 	const void *rec;
-	bool in_ring;
-	uint64_t data[];	/* 8-aligned record copy, unless in_ring */
+	uint64_t data[];	/* 8-aligned record copy, unless in the ring */
 };
+
+static inline bool queued__in_ring(const struct queued *q)
+{
+	return q->rec != (const void *)q->data;
+}
 
 /* zero-initialise for an empty queue */
 struct queue {
