@@ -26,6 +26,15 @@
 #define DEFAULT_DELAY_NS	(400ull * 1000 * 1000)
 #define ATTACH_HOLD_NS		(12ull * 1000 * 1000 * 1000)
 #define UPDATE_EVERY_NS		(50ull * 1000 * 1000)
+/*
+ * A batch starts once its oldest record has waited the decode delay and
+ * BATCH_NS more, or BATCH_RECORDS are queued: then every record past the
+ * delay decodes. What a batch costs beyond its samples (the decoder's
+ * tables back in the cache, the code maps caught up) is paid a few times
+ * a second, not at every poll; the count bounds what waits on a busy host.
+ */
+#define BATCH_NS		(200ull * 1000 * 1000)
+#define BATCH_RECORDS		4096
 
 struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 			       const struct pipeline_opts *o)
@@ -435,6 +444,10 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	 */
 	if (!flush && procs__attach_pending(pl) &&
 	    pl->queue.head->arrival_ns + ATTACH_HOLD_NS > now_ns)
+		return;
+	if (!flush && pl->queue.n < BATCH_RECORDS &&
+	    pl->queue.head->arrival_ns + pl->opts.decode_delay_ns + BATCH_NS >
+		    now_ns)
 		return;
 	while ((q = pl->queue.head)) {
 		if (!flush && q->arrival_ns + pl->opts.decode_delay_ns > now_ns)
