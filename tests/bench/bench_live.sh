@@ -170,7 +170,7 @@ if [ -x "$BUILD/bench/bench_decode" ]; then
 	r=$(ratio "$jl" "$d")
 	echo "  replay: bench_decode (decoder alone, captured samples) median ${d} ns/sample; the jvm runs' steady decode (median ${jl} ns) / bench_decode $r"
 	if awk -v r="$r" 'BEGIN { exit !(r + 0 > 2) }'; then
-		echo "  (more than 2x: bench_decode decodes the same few captured samples over and over, its code maps, symbols and records in the cache; live, each sample is decoded a delay after it came, in batches 0.1 s apart, its record, the code map's entries and the profile's stacks brought back from memory after the host's other work, and the live figure also holds the batches' work: code maps caught up, processes checked; see docs/sampler.md)"
+		echo "  (more than 2x: bench_decode decodes the same few captured samples over and over, its code maps, symbols and records in the cache; live, each sample is decoded a delay after it came, in batches 0.2-0.3 s apart, its record, the code map's entries and the profile's stacks brought back from memory after the host's other work, and the live figure also holds the batches' work: code maps caught up, processes checked; see docs/sampler.md)"
 	fi
 fi
 kill $jpid 2>/dev/null
