@@ -414,6 +414,20 @@ int capture__start(struct capture *c, char *err, size_t errlen)
 	return open_events(c, c->freq_hz, err, errlen);
 }
 
+void capture__stop(struct capture *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->nev; i++) {
+		bpf_link__destroy(c->links[i]);
+		close(c->pfds[i]);
+	}
+	c->nev = 0;
+	/* the tracepoints: their links are NULL afterwards, destroy skips
+	 * them */
+	sampler_bpf__detach(c->skel);
+}
+
 void capture__close(struct capture *c)
 {
 	if (!c)

@@ -46,6 +46,9 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 /* open_opts.defer_start: start the cpu sampling now (targets, windows and
  * threads set up first, so the first samples are whole) */
 int capture__start(struct capture *c, char *err, size_t errlen);
+/* no more samples: what the counters say is then all in the ring buffer
+ * (the recording's end, before its last drain) */
+void capture__stop(struct capture *c);
 void capture__close(struct capture *c);
 int capture__add_target(struct capture *c, pid_t tgid);
 /* turn the stack window on/off for one process (JVMs) */

@@ -1287,11 +1287,16 @@ static void finish(struct recording *r)
 {
 	uint64_t end_ns, t_dec;
 
-	/* whatever is in the ring buffer still counts (the maps first) */
+	/*
+	 * The sampler stopped first: a command still running, or a busy
+	 * host, would otherwise put records in the ring buffer between the
+	 * drain and the counters' read, counted and never decoded (hundreds
+	 * at 100 k off-CPU switches a second). Then whatever is in the ring
+	 * buffer still counts (the maps first).
+	 */
+	capture__stop(r->cap);
 	sideband_pump(r, mono_ns());
 	capture__drain(r->cap, on_record, r->pl);
-	/* the counters now, with the ring buffer just drained: the sampler
-	 * goes on (the command still runs) while the last samples decode */
 	capture__stats(r->cap, r->st);
 	end_ns = mono_ns();
 	t_dec = mono_ns();
