@@ -425,17 +425,15 @@ void capture__stop(struct capture *c)
 	c->nev = 0;
 	/* the tracepoints: their links are NULL afterwards, destroy skips
 	 * them */
-	sampler_bpf__detach(c->skel);
+	if (c->skel)
+		sampler_bpf__detach(c->skel);
 }
 
 void capture__close(struct capture *c)
 {
 	if (!c)
 		return;
-	for (int i = 0; i < c->nev; i++) {
-		bpf_link__destroy(c->links[i]);
-		close(c->pfds[i]);
-	}
+	capture__stop(c);
 	free(c->links);
 	free(c->pfds);
 	ring__free(c->ring);
