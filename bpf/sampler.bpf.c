@@ -29,6 +29,9 @@ const volatile __u32 window_size = 0;
 const volatile bool window_all = false;
 const volatile bool follow_children = false;
 const volatile __u32 event_mask = ASGST_EVMASK_CPU;
+/* sched_switch passes the state __schedule read (5.18+): the one the
+ * kernel's own voluntary/involuntary accounting (nvcsw/nivcsw) uses */
+const volatile bool switch_prev_state = false;
 /* wake the reader only when this much is waiting (see submit()) */
 const volatile __u64 wakeup_bytes = 4 * 1024 * 1024;
 
@@ -969,6 +972,7 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	__u64 id, now = bpf_ktime_get_ns(), start, ran;
 	struct thread_cache tmp, *tc;
 	struct offcpu_out *t0;
+	__u32 state;
 
 	t0 = bpf_task_storage_get(&offcpu_start, next, NULL, 0);
 	if (t0 && t0->rec_ns) {
@@ -1006,10 +1010,16 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 		t0->rec_ns = 0;
 		stat_inc(ASGST_STAT_OFFCPU_NO_SWITCH_IN);
 	}
-	/* TASK_RUNNING (0) when it leaves the CPU: preempted, not blocked */
+	/*
+	 * TASK_RUNNING (0) when it leaves the CPU: preempted, not blocked.
+	 * The state as __schedule read it, where the tracepoint passes it:
+	 * prev->__state read here can already be TASK_RUNNING again, set by
+	 * a wake-up on another CPU after the task was taken off its queue.
+	 */
+	state = switch_prev_state ? (__u32)ctx[3] :
+				    BPF_CORE_READ(prev, __state);
 	if (!record(ctx, prev, id, tc, true, ASGST_EV_OFFCPU,
-		    preempt || !BPF_CORE_READ(prev, __state) ?
-		    ASGST_SF_PREEMPTED : 0, now)) {
+		    preempt || !state ? ASGST_SF_PREEMPTED : 0, now)) {
 		stat_inc(ASGST_STAT_OFFCPU_LOST);
 		return 0;
 	}

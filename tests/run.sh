@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every test: cmocka unit tests, fuzz targets (FUZZ_SECONDS each,
-# default 60), integration tests (tests/integration/test_*.sh). Prints a
-# closing line "N passed, N failed, N skipped"; exit 1 when any failed.
+# default 60), integration tests (tests/integration/test_*.sh). Prints the
+# slowest tests, the total time and a closing line
+# "N passed, N failed, N skipped"; exit 1 when any failed.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
@@ -12,6 +13,13 @@ ONLY=${ONLY:-}
 pass=0; fail=0; skipn=0; failed=""
 LOG="$BUILD/test-logs"
 mkdir -p "$LOG"
+TIMES="$LOG/times"
+: > "$TIMES"
+t_all=$(date +%s)
+t_start=$t_all
+
+# took NAME: the seconds since t_start go to $TIMES
+took() { echo "$(( $(date +%s) - t_start )) $1" >> "$TIMES"; }
 
 result() { # name rc [note]
 	case "$2" in
@@ -28,8 +36,10 @@ for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	n=$(basename "$t")
 	selected "$n" || continue
+	t_start=$(date +%s)
 	"$t" > "$LOG/$n.log" 2>&1
 	rc=$?
+	took "$n"
 	grep -E '^\[  (PASSED|FAILED|SKIPPED) \]|^\[  FAILED  \]' "$LOG/$n.log" | sed "s/^/  $n: /"
 	result "$n" "$rc"
 done
@@ -55,9 +65,11 @@ for f in "$BUILD"/fuzz/fuzz_*; do
 	# the full time; the small text parsers a third of it
 	secs=$FUZZ_SECONDS
 	case "$n" in fuzz_codemap|fuzz_decode) ;; *) secs=$(( (FUZZ_SECONDS + 2) / 3 )) ;; esac
+	t_start=$(date +%s)
 	"$f" -max_total_time="$secs" -rss_limit_mb=2048 -print_final_stats=1 \
 		"$corpus" $seeds > "$LOG/$n.log" 2>&1
 	rc=$?
+	took "$n"
 	grep -E 'stat::number_of_executed_units' "$LOG/$n.log" | sed "s/^/  $n: /"
 	result "$n" "$rc"
 done
@@ -68,9 +80,11 @@ for t in tests/integration/test_*.sh; do
 	n=$(basename "$t" .sh)
 	selected "$n" || continue
 	start=$(date +%s)
+	t_start=$start
 	sh "$t" > "$LOG/$n.log" 2>&1
 	rc=$?
 	end=$(date +%s)
+	took "$n"
 	if [ "$rc" -eq 77 ]; then
 		echo "SKIP  $n: $(grep -m1 '^SKIP:' "$LOG/$n.log" | sed 's/^SKIP: //')"
 	fi
@@ -80,6 +94,10 @@ for t in tests/integration/test_*.sh; do
 done
 
 echo
+echo "== slowest"
+sort -rn "$TIMES" | head -n 10 | awk '{ printf "  %5ds  %s\n", $1, $2 }'
+t_all=$(( $(date +%s) - t_all ))
+echo "total: ${t_all}s ($((t_all / 60))m$((t_all % 60))s) for $(wc -l < "$TIMES") tests"
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed, $skipn skipped"
 [ "$fail" -eq 0 ]

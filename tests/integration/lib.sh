@@ -21,6 +21,17 @@ cleanup_all() {
 	rm -rf "$TMP"
 }
 
+# stage_public SRC...: copies of files or folders for a process run as
+# another user (nobody), who may not read the checkout (a clone in a 0700
+# home or mktemp -d folder): put in $TMP/pub, readable by all, removed with
+# $TMP at exit
+stage_public() {
+	if [ ! -d "$TMP/pub" ]; then
+		chmod 711 "$TMP" && mkdir -m 755 "$TMP/pub" || return 1
+	fi
+	cp -a "$@" "$TMP/pub/" && chmod -R a+rX "$TMP/pub"
+}
+
 # remember a background pid so it is killed at exit
 bg() { _bg_pids="$_bg_pids $1"; }
 

@@ -13,8 +13,9 @@ basic_attach "$J"
 # a JVM of another user (nobody), cwd /: the trigger is created for it and
 # the connect made with its uid/gid
 if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+	stage_public "$WL/classes" || fail "cannot stage the classes for nobody"
 	(cd / && exec setpriv --reuid=nobody --regid="$(id -g nobody)" \
-		--clear-groups "$J" -cp "$WL/classes" SleepLoop 60) \
+		--clear-groups "$J" -cp "$TMP/pub/classes" SleepLoop 60) \
 		>"$TMP/nobody.out" 2>&1 &
 	NB=$!
 	bg "$NB"

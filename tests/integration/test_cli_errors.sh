@@ -39,10 +39,11 @@ if [ "$(id -u)" -eq 0 ]; then expect_err "cannot run" "$ASGST" record -d 1 -- /n
 if [ "$(id -u)" -eq 0 ]; then
 	expect_err "cannot write" "$ASGST" record -a -d 1 -o /nonexistent-dir/x.json
 	expect_err "cgroup" "$ASGST" record --cgroup /nonexistent-cgroup -d 1
-	# not root: drop to nobody
+	# not root: drop to nobody, running a copy nobody can read
 	if command -v setpriv > /dev/null; then
+		stage_public "$ASGST" || fail "cannot stage the binary for nobody"
 		expect_err "root" setpriv --reuid=65534 --regid=65534 --clear-groups \
-			"$ASGST" record -a -d 1
+			"$TMP/pub/asgst-bpf" record -a -d 1
 	fi
 else
 	expect_err "root" "$ASGST" record -a -d 1

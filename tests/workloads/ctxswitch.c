@@ -18,8 +18,9 @@
  * prints "START ping_tid pong_tid", runs SECONDS, ends the
  * threads and prints per thread, measured by the thread itself from its
  * start to its end,
- *   THREAD name tid switches=N cpu_ns=N wall_ns=N steal_ns=N
- * (switches: voluntary + involuntary, getrusage RUSAGE_THREAD; cpu_ns:
+ *   THREAD name tid switches=N cpu_ns=N wall_ns=N steal_ns=N involuntary=N
+ * (switches: voluntary + involuntary, getrusage RUSAGE_THREAD; involuntary:
+ * those of them the kernel counts as preemptions, ru_nivcsw; cpu_ns:
  * CLOCK_THREAD_CPUTIME_ID; so the thread was off the CPU for about
  * wall_ns - cpu_ns; steal_ns: what the host stole from the guest meanwhile,
  * all CPUs, which is in wall_ns but neither on nor off the CPU), and
@@ -103,6 +104,7 @@ struct cs_thread {
 	char name[16];
 	pid_t tid;
 	long switches;		/* voluntary + involuntary, RUSAGE_THREAD */
+	long involuntary;	/* ru_nivcsw: preempted while runnable */
 	long long cpu_ns;	/* CLOCK_THREAD_CPUTIME_ID */
 	long long wall_ns;	/* from its start to its end */
 	long long steal_ns;	/* the host's steal time meanwhile, all CPUs */
@@ -155,8 +157,10 @@ static void thread_end(struct cs_thread *t)
 	struct rusage ru;
 
 	t->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	if (getrusage(RUSAGE_THREAD, &ru) == 0)
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
 		t->switches = ru.ru_nvcsw + ru.ru_nivcsw;
+		t->involuntary = ru.ru_nivcsw;
+	}
 	t->wall_ns = clock_ns(CLOCK_MONOTONIC) - t->wall_ns;
 	t->steal_ns = steal_ns() - t->steal_ns;
 }
@@ -266,9 +270,10 @@ int main(int argc, char **argv)
 	t1 = now();
 	for (int i = 0; i < n; i++)
 		printf("THREAD %s %d switches=%ld cpu_ns=%lld wall_ns=%lld "
-		       "steal_ns=%lld\n", threads[i].name, threads[i].tid,
-		       threads[i].switches, threads[i].cpu_ns,
-		       threads[i].wall_ns, threads[i].steal_ns);
+		       "steal_ns=%lld involuntary=%ld\n", threads[i].name,
+		       threads[i].tid, threads[i].switches, threads[i].cpu_ns,
+		       threads[i].wall_ns, threads[i].steal_ns,
+		       threads[i].involuntary);
 	printf("DONE rounds=%lu secs=%.3f rounds_per_s=%.0f switches=%ld "
 	       "switches_per_s=%.0f\n", rounds, t1 - t0,
 	       (double)rounds / (t1 - t0),

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "capture/capture.h"
@@ -273,6 +274,36 @@ static int check_opts(const struct capture_opts *o, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Whether this kernel's sched_switch tracepoint passes prev_state (5.18+):
+ * its BTF type btf_trace_sched_switch is a pointer to a prototype of
+ * (void *, preempt, prev, next[, prev_state]).
+ */
+static bool switch_has_prev_state(void)
+{
+	const struct btf_type *t;
+	struct btf *btf;
+	bool ret = false;
+	int id;
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch",
+				    BTF_KIND_TYPEDEF);
+	if (id < 0)
+		goto cleanup;
+	t = btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL;
+	if (!t || !btf_is_ptr(t))
+		goto cleanup;
+	t = btf__type_by_id(btf, t->type);
+	ret = t && btf_is_func_proto(t) && btf_vlen(t) >= 5;
+cleanup:
+	btf__free(btf);
+	return ret;
+}
+
 /* open the BPF object and size it for o, not loaded yet */
 static int open_sampler(struct capture *c, const struct capture_opts *o,
 			char *err, size_t errlen)
@@ -313,6 +344,8 @@ static int open_sampler(struct capture *c, const struct capture_opts *o,
 		bpf_program__set_autoload(skel->progs.asgst_fork, false);
 	if (!(events & ASGST_EVMASK_OFFCPU))
 		bpf_program__set_autoload(skel->progs.asgst_switch, false);
+	else
+		skel->rodata->switch_prev_state = switch_has_prev_state();
 	return 0;
 }
 
