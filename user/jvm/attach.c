@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -90,6 +91,30 @@ static int exited(pid_t pid, char *err, size_t errlen)
 			"JVM %d exited during attach", (int)pid);
 }
 
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static void reap(pid_t child, int *status)
+{
+	while (waitpid(child, status, 0) < 0 && errno == EINTR)
+		;
+}
+
 static void target_close(struct target *t)
 {
 	if (t->pidfd >= 0)
@@ -137,6 +162,23 @@ static int target_open(struct target *t, pid_t pid, char *err, size_t errlen)
 			ret = err__set(err, errlen, -ATTACH_E_NOT_JVM,
 				       "process %d is not a HotSpot JVM (no libjvm.so mapped)",
 				       (int)pid);
+		goto fail;
+	}
+	/* a library named libjvm.so is no JVM: HotSpot's exports, or no
+	 * SIGQUIT (which kills a process that only installed a handler
+	 * for show, and is no attach request to anything else) */
+	ret = jvm_discover__is_hotspot(pid);
+	if (ret <= 0) {
+		if (target_gone(t))
+			ret = exited(pid, err, errlen);
+		else if (ret == 0)
+			ret = err__set(err, errlen, -ATTACH_E_NOT_JVM,
+				       "process %d is not a HotSpot JVM (its %s exports no gHotSpotVMStructs and JVM_ functions); not signalled",
+				       (int)pid, libjvm);
+		else
+			ret = err__set(err, errlen, ret,
+				       "cannot read the libjvm.so of process %d: %s; not signalled",
+				       (int)pid, strerror(-ret));
 		goto fail;
 	}
 	ret = jvm_discover__nspid(pid, &t->nspid);
@@ -246,25 +288,106 @@ static bool dispatcher_running(pid_t pid)
 	return found;
 }
 
-/* create the trigger in dirfd owned by the JVM's user; 0 or -errno */
-static int make_trigger(const struct target *t, int dirfd, const char *name)
+/*
+ * Run fn(arg) in a child process with the target's uid and gid and no
+ * supplementary groups. Whatever is created, replaced or removed in a
+ * directory the target controls (its cwd, its /tmp, which it may have
+ * mounted a root-owned host directory over) is then done with the
+ * target's rights, never root's: where the target may not write, neither
+ * may we. Bounded: a child stuck on the target's file system is killed
+ * after AS_TARGET_MS. fn returns 0 or -errno. 0, fn's -errno, -ETIMEDOUT.
+ */
+#define AS_TARGET_MS	10000
+
+static int as_target(const struct target *t, int (*fn)(void *), void *arg)
 {
+	uint64_t deadline = now_ms() + AS_TARGET_MS;
+	int pfd[2], ret = -EIO, status;
+	pid_t c;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	c = fork();
+	if (c < 0) {
+		ret = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return ret;
+	}
+	if (c == 0) {
+		close(pfd[0]);
+		if (geteuid() == 0 && (t->uid != 0 || t->gid != 0) &&
+		    (setgroups(0, NULL) ||
+		     setresgid(t->gid, t->gid, t->gid) ||
+		     setresuid(t->uid, t->uid, t->uid)))
+			ret = -errno;
+		else
+			ret = fn(arg);
+		write_all(pfd[1], &ret, sizeof(ret));
+		_exit(0);
+	}
+	close(pfd[1]);
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		uint64_t now = now_ms();
+		int r;
+
+		if (now >= deadline) {
+			kill(c, SIGKILL);
+			ret = -ETIMEDOUT;
+			break;
+		}
+		r = poll(&p, 1, (int)(deadline - now));
+		if (r < 0 && errno != EINTR) {
+			kill(c, SIGKILL);
+			ret = -errno;
+			break;
+		}
+		if (r > 0) {
+			if (read(pfd[0], &ret, sizeof(ret)) != sizeof(ret))
+				ret = -EIO;
+			break;
+		}
+	}
+	close(pfd[0]);
+	reap(c, &status);
+	return ret;
+}
+
+struct trigger_op {
+	int dirfd;
+	const char *name;
+};
+
+/* in the target's rights: a fresh trigger file (owned by the target's
+ * user, as HotSpot checks) */
+static int trigger_create(void *arg)
+{
+	const struct trigger_op *op = arg;
 	int fd;
 
-	unlinkat(dirfd, name, 0);
-	fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
+	unlinkat(op->dirfd, op->name, 0);
+	fd = openat(op->dirfd, op->name, O_CREAT | O_EXCL | O_WRONLY |
+		    O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -errno;
-	if (fchown(fd, t->uid, t->gid) && geteuid() == 0) {
-		int e = -errno;
-
-		close(fd);
-		unlinkat(dirfd, name, 0);
-		return e;
-	}
 	close(fd);
 	return 0;
+}
+
+static int trigger_remove(void *arg)
+{
+	const struct trigger_op *op = arg;
+
+	return unlinkat(op->dirfd, op->name, 0) ? -errno : 0;
+}
+
+/* create the trigger in dirfd as the JVM's user; 0 or -errno */
+static int make_trigger(const struct target *t, int dirfd, const char *name)
+{
+	struct trigger_op op = { dirfd, name };
+
+	return as_target(t, trigger_create, &op);
 }
 
 /*
@@ -296,9 +419,11 @@ static int wait_sigquit_ready(const struct target *t, char *err,
 	}
 }
 
-static void drop_trigger(int dirfd, const char *name)
+static void drop_trigger(const struct target *t, int dirfd, const char *name)
 {
-	unlinkat(dirfd, name, 0);
+	struct trigger_op op = { dirfd, name };
+
+	as_target(t, trigger_remove, &op);
 	close(dirfd);
 }
 
@@ -323,7 +448,7 @@ static int place_trigger(const struct target *t, const char *name, char *err,
 	if (!ret)
 		return dirfd;
 	if (dirfd >= 0)
-		drop_trigger(dirfd, name);
+		close(dirfd);
 	if (target_gone(t))
 		return exited(t->pid, err, errlen);
 	return err__set(err, errlen, ret,
@@ -384,26 +509,8 @@ static int start_listener(const struct target *t, char *err, size_t errlen)
 	} else {
 		ret = wait_listener(t, err, errlen);
 	}
-	drop_trigger(dirfd, name);
+	drop_trigger(t, dirfd, name);
 	return ret;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
 }
 
 /* to the socket: a JVM that hung up must not SIGPIPE us */
@@ -564,12 +671,6 @@ static int sys_failed(const struct target *t, int ret, char *err,
 {
 	return err__set(err, errlen, ret, "attach to JVM %d: %s", (int)t->pid,
 			strerror(-ret));
-}
-
-static void reap(pid_t child, int *status)
-{
-	while (waitpid(child, status, 0) < 0 && errno == EINTR)
-		;
 }
 
 /* fork the child that talks to the JVM (x->child, x->rfd, x->buf set);
@@ -994,56 +1095,85 @@ static int copy_fd(int from, int to, off_t size)
 	return 0;
 }
 
-/*
- * Copy the host file src (open, size) into dir of the target as
- * asgst-agent-<uid>.so. A file of the same content already there is
- * reused (so a second attach dlopens the same inode: a no-op); otherwise
- * the copy is written under a temporary name and renamed, so a library
- * mapped by another JVM is never changed under it.
- */
-static int copy_into(const struct target *t, int dirfd, int src,
-		     const struct stat *sst, const char *dir, char *tp,
-		     size_t tplen)
-{
-	char name[64], tmp[80];
-	struct stat st;
-	int fd, ret;
+/* one copy of the agent into a directory of the target's root */
+struct stage_op {
+	uid_t uid;
+	int rootfd;		/* /proc/PID/root */
+	const char *dir;	/* as the target sees it */
+	int src;		/* the host file */
+	const struct stat *sst;
+};
 
-	snprintf(name, sizeof(name), "asgst-agent-%u.so", (unsigned)t->uid);
+/*
+ * In the target's rights (as_target): copy the host file into dir of the
+ * target as asgst-agent-<uid>.so. A file of the same content already there
+ * is reused (so a second attach dlopens the same inode: a no-op);
+ * otherwise the copy is written under a temporary name and renamed, so a
+ * library mapped by another JVM is never changed under it. -EROFS: dir is
+ * mounted noexec or read-only (dlopen would fail).
+ */
+static int stage_copy(void *arg)
+{
+	const struct stage_op *op = arg;
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char name[64], tmp[80];
+	struct statvfs vfs;
+	int dirfd, fd = -1, ret;
+	struct stat st;
+
+	dirfd = (int)syscall(SYS_openat2, op->rootfd, op->dir + 1, &how,
+			     sizeof(how));
+	if (dirfd < 0)
+		return -errno;
+	/* dlopen fails on noexec mounts (Docker's /dev/shm) */
+	if (fstatvfs(dirfd, &vfs) || (vfs.f_flag & ST_NOEXEC) ||
+	    (vfs.f_flag & ST_RDONLY)) {
+		ret = -EROFS;
+		goto cleanup;
+	}
+	snprintf(name, sizeof(name), "asgst-agent-%u.so", (unsigned)op->uid);
 	/* anyone may have put something there: a FIFO must not stall us */
-	fd = safe_open(dirfd, name, SAFE_OPEN_NOFOLLOW, (uint64_t)sst->st_size,
-		       &st, NULL, 0);
+	fd = safe_open(dirfd, name, SAFE_OPEN_NOFOLLOW,
+		       (uint64_t)op->sst->st_size, &st, NULL, 0);
 	if (fd >= 0) {
-		bool reuse = st.st_size == sst->st_size &&
-			     st.st_uid == t->uid && st.st_nlink == 1 &&
+		bool reuse = st.st_size == op->sst->st_size &&
+			     st.st_uid == op->uid && st.st_nlink == 1 &&
 			     !(st.st_mode & 022) &&
-			     same_content(fd, src, sst->st_size);
+			     same_content(fd, op->src, op->sst->st_size);
 
 		close(fd);
-		if (reuse)
-			goto done;
+		fd = -1;
+		if (reuse) {
+			ret = 0;
+			goto cleanup;
+		}
 	}
 	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
 	unlinkat(dirfd, tmp, 0);
 	fd = openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	ret = copy_fd(src, fd, sst->st_size);
-	if (!ret && (fchown(fd, t->uid, t->gid) || fchmod(fd, 0644)))
+	if (fd < 0) {
+		ret = -errno;
+		goto cleanup;
+	}
+	ret = copy_fd(op->src, fd, op->sst->st_size);
+	if (!ret && fchmod(fd, 0644))
 		ret = -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
+	fd = -1;
 	if (!ret && renameat(dirfd, tmp, dirfd, name))
 		ret = -errno;
-	if (ret) {
+	if (ret)
 		unlinkat(dirfd, tmp, 0);
-		return ret;
-	}
-done:
-	if (snprintf(tp, tplen, "%s/%s", dir, name) >= (int)tplen)
-		return -ENAMETOOLONG;
-	return 0;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	close(dirfd);
+	return ret;
 }
 
 int attach__stage_agent(pid_t pid, const char *agent_path, char *target_path,
@@ -1051,9 +1181,9 @@ int attach__stage_agent(pid_t pid, const char *agent_path, char *target_path,
 {
 	static const char *const dirs[] = { "/tmp", "/dev/shm" };
 	struct target t = { .pidfd = -1, .tmpfd = -1 };
-	char host[PATH_MAX];
+	char host[PATH_MAX], path[64];
 	struct stat hst, tst;
-	int src = -1, in = -1, ret;
+	int src = -1, in = -1, rootfd = -1, ret;
 	size_t i;
 
 	if (!realpath(agent_path, host))
@@ -1076,32 +1206,33 @@ int attach__stage_agent(pid_t pid, const char *agent_path, char *target_path,
 			ret = -ENAMETOOLONG;
 		goto cleanup;
 	}
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		ret = err__set(err, errlen, -errno,
+			       "cannot open the root of JVM %d: %s", (int)pid,
+			       strerror(errno));
+		goto cleanup;
+	}
 	ret = -ENOENT;
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		struct statvfs vfs;
-		int dfd = jvm_discover__open_in_root(pid, dirs[i],
-						     O_RDONLY | O_DIRECTORY);
+		struct stage_op op = { t.uid, rootfd, dirs[i], src, &hst };
 
-		if (dfd < 0)
+		ret = as_target(&t, stage_copy, &op);
+		if (ret)
 			continue;
-		/* dlopen fails on noexec mounts (Docker's /dev/shm) */
-		if (fstatvfs(dfd, &vfs) || (vfs.f_flag & ST_NOEXEC) ||
-		    (vfs.f_flag & ST_RDONLY)) {
-			close(dfd);
-			ret = -EROFS;
-			continue;
-		}
-		ret = copy_into(&t, dfd, src, &hst, dirs[i], target_path,
-				tplen);
-		close(dfd);
-		if (!ret)
-			break;
+		if (snprintf(target_path, tplen, "%s/asgst-agent-%u.so",
+			     dirs[i], (unsigned)t.uid) >= (int)tplen)
+			ret = -ENAMETOOLONG;
+		break;
 	}
 	if (ret)
 		err__set(err, errlen, ret,
-			 "cannot copy the agent into the root of JVM %d (/tmp, /dev/shm): %s",
-			 (int)pid, strerror(-ret));
+			 "cannot copy the agent into the root of JVM %d (/tmp, /dev/shm) as its user (uid %u): %s",
+			 (int)pid, (unsigned)t.uid, strerror(-ret));
 cleanup:
+	if (rootfd >= 0)
+		close(rootfd);
 	if (in >= 0)
 		close(in);
 	if (src >= 0)

@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,9 @@
 #define PROC_TEXT_MAX	(256u << 10)
 /* a JDK's release file is a few KiB; a bigger one is not a JDK's */
 #define RELEASE_MAX	(1u << 20)
+/* libjvm.so is 20-30 MiB; its export table a few hundred KiB */
+#define LIBJVM_MAX	(512ull << 20)
+#define DYNSYM_MAX	(16u << 20)
 
 static int read_fd_text(int fd, char *buf, size_t len)
 {
@@ -210,8 +215,12 @@ static bool is_agent_lib(const char *base)
 		strstr(base, ".so") != NULL);
 }
 
-/* scan maps once; libjvm path and agent presence */
-static int scan_maps(pid_t pid, char *libjvm, size_t len, bool *agent)
+/*
+ * scan maps once; libjvm path, the address range of its first mapping
+ * ("start-end", as /proc/PID/map_files names it) and agent presence
+ */
+static int scan_maps(pid_t pid, char *libjvm, size_t len, char *range,
+		     size_t rlen, bool *agent)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
@@ -225,16 +234,19 @@ static int scan_maps(pid_t pid, char *libjvm, size_t len, bool *agent)
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		const char *p = maps_path(line), *b;
+		const char *p, *b;
+		size_t rl = strcspn(line, " ");
 
+		p = maps_path(line);
 		if (!p)
 			continue;
 		b = base_name(p);
 		if (!found && !strcmp(b, "libjvm.so")) {
 			found = true;
-			if (libjvm && len) {
+			if (libjvm && len)
 				snprintf(libjvm, len, "%s", p);
-			}
+			if (range && rlen)
+				snprintf(range, rlen, "%.*s", (int)rl, line);
 		} else if (agent && is_agent_lib(b)) {
 			*agent = true;
 		}
@@ -246,13 +258,87 @@ static int scan_maps(pid_t pid, char *libjvm, size_t len, bool *agent)
 
 int jvm_discover__has_libjvm(pid_t pid, char *libjvm, size_t len)
 {
-	return scan_maps(pid, libjvm, len, NULL);
+	return scan_maps(pid, libjvm, len, NULL, 0, NULL);
+}
+
+int jvm_discover__elf_is_hotspot(int fd)
+{
+	bool structs = false, jvm_fn = false;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		return 0;
+	while (!(structs && jvm_fn) && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		GElf_Shdr sh;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    sh.sh_size > DYNSYM_MAX || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = d->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < n && !(structs && jvm_fn); i++) {
+			const char *name;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!name)
+				continue;
+			if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
+			    !strcmp(name, "gHotSpotVMStructs"))
+				structs = true;
+			else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+				 !strncmp(name, "JVM_", 4))
+				jvm_fn = true;
+		}
+	}
+	elf_end(e);
+	return structs && jvm_fn;
+}
+
+int jvm_discover__is_hotspot(pid_t pid)
+{
+	char libjvm[PATH_MAX], range[64], path[128];
+	int fd, ret, rfd;
+
+	ret = scan_maps(pid, libjvm, sizeof(libjvm), range, sizeof(range),
+			NULL);
+	if (ret <= 0)
+		return ret;
+	/* the very file mapped, whatever its path names now */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", (int)pid, range);
+	fd = safe_open(SAFE_OPEN_HOST, path, SAFE_OPEN_PROC_LINK, LIBJVM_MAX,
+		       NULL, NULL, 0);
+	if (fd < 0) {
+		/* map_files needs CAP_SYS_ADMIN: the path in its root */
+		snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+		rfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rfd < 0)
+			return -errno;
+		fd = safe_open(rfd, libjvm, 0, LIBJVM_MAX, NULL, NULL, 0);
+		close(rfd);
+		if (fd < 0)
+			return fd;
+	}
+	ret = jvm_discover__elf_is_hotspot(fd);
+	close(fd);
+	return ret;
 }
 
 int jvm_discover__agent_loaded(pid_t pid)
 {
 	bool agent;
-	int ret = scan_maps(pid, NULL, 0, &agent);
+	int ret = scan_maps(pid, NULL, 0, NULL, 0, &agent);
 
 	if (ret < 0)
 		return ret;
@@ -539,7 +625,7 @@ int jvm_discover__probe(pid_t pid, struct jvm_info *out, char *err,
 	if (access(path, F_OK))
 		return err__set(err, errlen, -ESRCH, "no such process: %d",
 				(int)pid);
-	ret = scan_maps(pid, out->libjvm, sizeof(out->libjvm),
+	ret = scan_maps(pid, out->libjvm, sizeof(out->libjvm), NULL, 0,
 			&out->agent_loaded);
 	if (ret == -ENOENT || ret == -ESRCH)
 		return err__set(err, errlen, -ESRCH, "no such process: %d",

@@ -51,6 +51,14 @@ int jvm_discover__nspid(pid_t pid, pid_t *nspid);
 int jvm_discover__creds(pid_t pid, uid_t *uid, gid_t *gid);
 /* whether /proc/PID/maps has libjvm.so (1), not (0), or -errno */
 int jvm_discover__has_libjvm(pid_t pid, char *libjvm, size_t len);
+/*
+ * whether the libjvm.so pid maps is HotSpot's (1): it exports the
+ * gHotSpotVMStructs table and JVM_* functions. 0: no libjvm.so or another
+ * library by that name (never to be signalled); -errno: unreadable
+ */
+int jvm_discover__is_hotspot(pid_t pid);
+/* the same test on an ELF file open at fd (pure, for tests) */
+int jvm_discover__elf_is_hotspot(int fd);
 /* whether an asgst agent library is mapped (1), not (0), or -errno */
 int jvm_discover__agent_loaded(pid_t pid);
 
