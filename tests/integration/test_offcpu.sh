@@ -34,9 +34,18 @@ run() {
 	bg $WPID
 	wait_file "$TMP/$1.out" 50 && sleep 0.1
 	grep -q '^READY' "$TMP/$1.out" || fail "ctxswitch did not start"
-	"$ASGST" record -p "$WPID" -d $(($2 + 10)) $RARGS > "$TMP/$1.log" 2>&1 &
+	"$ASGST" record -p "$WPID" -d $(($2 + 30)) $RARGS > "$TMP/$1.log" 2>&1 &
 	_r=$!
-	sleep 1.5
+	# the threads start once the sampler is on: its sched_switch link is
+	# open in the recorder (loading takes seconds on a busy host)
+	_n=300
+	while ! grep -qs '^link_type:' /proc/$_r/fdinfo/* && [ "$_n" -gt 0 ]; do
+		kill -0 "$_r" 2>/dev/null || break
+		sleep 0.1; _n=$((_n - 1))
+	done
+	grep -qs '^link_type:' /proc/$_r/fdinfo/* ||
+		{ cat "$TMP/$1.log"; fail "record $1: the sampler never attached"; }
+	sleep 0.3
 	touch "$TMP/$1.go"
 	wait $_r || { cat "$TMP/$1.log"; fail "record $1 failed"; }
 	grep '^asgst-bpf: .* samples,' "$TMP/$1.log" | sed 's/^/INFO: record: /'

@@ -758,7 +758,8 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 	fprintf(stderr, "stats: bpf_run_ns=%llu bpf_run_cnt=%llu "
 		"bpf_ns_per_sample=%.0f decoded=%llu decode_ns_per_sample=%.0f "
 		"decode_errors=%llu peak_rss_kib=%ld windows=%llu "
-		"window_bytes_per_sample=%.0f ring_copied=%llu\n",
+		"window_bytes_per_sample=%.0f ring_copied=%llu "
+		"attach_unheld=%llu attach_deferred=%llu\n",
 		(unsigned long long)run_ns, (unsigned long long)run_cnt,
 		run_cnt ? (double)run_ns / (double)run_cnt : 0.0,
 		(unsigned long long)ps->decoded,
@@ -767,7 +768,9 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 		(unsigned long long)ps->windows,
 		ps->windows ? (double)ps->window_bytes /
 			      (double)ps->windows : 0.0,
-		(unsigned long long)ps->ring_copied);
+		(unsigned long long)ps->ring_copied,
+		(unsigned long long)ps->attach_unheld,
+		(unsigned long long)ps->attach_deferred);
 	print_cpu_stats(ps);
 	/* memory bounded by what is alive (docs/architecture.md) */
 	fprintf(stderr, "stats: procs_seen=%llu procs_live=%llu "

@@ -25,6 +25,13 @@
 
 #define DEFAULT_DELAY_NS	(400ull * 1000 * 1000)
 #define ATTACH_HOLD_NS		(12ull * 1000 * 1000 * 1000)
+/*
+ * What the hold may keep: past it, samples decode without waiting for the
+ * attaches (counted, attach_unheld), so that processes that keep looking
+ * like JVMs being attached cannot make the recorder hold everyone's
+ * samples, in the ring and copied out of it, without bound.
+ */
+#define ATTACH_HOLD_BYTES	(128ull << 20)
 #define UPDATE_EVERY_NS		(50ull * 1000 * 1000)
 /*
  * A batch starts once its oldest record has waited the decode delay and
@@ -426,7 +433,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 {
 	struct queued *q;
-	bool updated = false;
+	bool updated = false, cut = false;
 
 	procs__reap_attaches(pl, flush);
 	if (!now_ns)
@@ -443,8 +450,11 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	 * timeout): the samples taken meanwhile decode once the map is there.
 	 */
 	if (!flush && procs__attach_pending(pl) &&
-	    pl->queue.head->arrival_ns + ATTACH_HOLD_NS > now_ns)
-		return;
+	    pl->queue.head->arrival_ns + ATTACH_HOLD_NS > now_ns) {
+		if (pl->queue.bytes < ATTACH_HOLD_BYTES)
+			return;
+		cut = true;
+	}
 	if (!flush && pl->queue.n < BATCH_RECORDS &&
 	    pl->queue.head->arrival_ns + pl->opts.decode_delay_ns + BATCH_NS >
 		    now_ns)
@@ -458,6 +468,8 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 			updated = true;
 		}
 		queue__pop(&pl->queue);
+		if (cut && q->arrival_ns + ATTACH_HOLD_NS > now_ns)
+			pl->stats.attach_unheld++;
 		/* the next record has been out of the cache since it came (the
 		 * decode delay): fetch its header while this one decodes (all
 		 * of it measured slower: the prefetches queue up behind the

@@ -45,6 +45,9 @@ struct pipeline_stats {
 	uint64_t windows;	/* samples with a stack window */
 	uint64_t window_bytes;	/* the bytes of those windows */
 	uint64_t ring_copied;	/* held in the ring, copied out for room */
+	/* decoded before the attaches running ended: the hold was full */
+	uint64_t attach_unheld;
+	uint64_t attach_deferred; /* attaches put off: too many running */
 	/* memory bounded by what is alive (procs.c: procs__prune) */
 	uint64_t procs_live;	/* processes in the table now */
 	uint64_t procs_dropped;	/* exited ones whose state was dropped */

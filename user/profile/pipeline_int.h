@@ -60,6 +60,7 @@ struct pipeline {
 	size_t procs_cap;
 	size_t procs_n;
 	size_t attaching;		/* procs with attach_child > 0 */
+	uint64_t attach_deferred_ns;	/* an attach last put off */
 	struct queue queue;		/* waiting to be decoded */
 	struct offcpu offcpu;		/* waiting for their END */
 	struct frame *frames;

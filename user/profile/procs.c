@@ -29,6 +29,10 @@
 
 #define CODEMAP_RETRY_NS	(1000ull * 1000 * 1000)
 #define PROCS_INIT_CAP		256
+/* attach helpers running at once (each bounded by the attach timeouts) */
+#define ATTACH_MAX_RUNNING	4
+/* a JVM put off for a helper is looked at again within this */
+#define ATTACH_WAITING_NS	(500ull * 1000 * 1000)
 
 /* pruning, below */
 static void proc_note_start(struct proc_state *ps);
@@ -127,6 +131,14 @@ static void proc_start_attach(struct pipeline *pl, struct proc_state *ps)
 	if (ps->attach_tried || pl->opts.no_attach || !pl->opts.agent_path ||
 	    pl->opts.offline)
 		return;
+	/* a flood of processes that look like JVMs gets a few helpers at a
+	 * time; the others are tried again at their next code map look */
+	if (pl->attaching >= ATTACH_MAX_RUNNING) {
+		pl->stats.attach_deferred++;
+		pl->attach_deferred_ns = mono_ns();
+		ps->cm_next_try_ns = 0;	/* again at the next look */
+		return;
+	}
 	ps->attach_tried = true;
 	c = inject__start(ps->pid, pl->opts.agent_path, pl->opts.quiet);
 	if (c > 0) {
@@ -227,9 +239,13 @@ void procs__reap_attaches(struct pipeline *pl, bool block)
 	}
 }
 
+/* an attach runs, or one waits for a free helper (put off moments ago:
+ * those waiting are put off again at every look) */
 bool procs__attach_pending(const struct pipeline *pl)
 {
-	return pl->attaching > 0;
+	return pl->attaching > 0 ||
+	       (pl->attach_deferred_ns &&
+		mono_ns() < pl->attach_deferred_ns + ATTACH_WAITING_NS);
 }
 
 /*

@@ -133,6 +133,7 @@ void queue__push(struct queue *qu, struct queued *q, uint64_t now_ns)
 		qu->head = q;
 	qu->tail = q;
 	qu->n++;
+	qu->bytes += q->len;
 }
 
 struct queued *queue__pop(struct queue *qu)
@@ -145,6 +146,7 @@ struct queued *queue__pop(struct queue *qu)
 	if (!qu->head)
 		qu->tail = NULL;
 	qu->n--;
+	qu->bytes -= q->len;
 	return q;
 }
 

@@ -35,6 +35,7 @@ static inline bool queued__in_ring(const struct queued *q)
 struct queue {
 	struct queued *head, *tail;
 	size_t n;		/* records queued */
+	size_t bytes;		/* their length, in the ring or copied */
 };
 
 /* a copy of a record, not queued yet; NULL when out of memory */
