@@ -204,13 +204,15 @@ static int gen_create(struct gen *g, const char *path, uint64_t initial)
 	g->file_size = 0;
 	/* a map left by an earlier process with our pid is replaced */
 	unlink(path);
+	/* 0600: the map names every method of the JVM, and its reader
+	 * (asgst-bpf) is root; no other user needs it */
 	g->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		     0644);
+		     0600);
 	if (g->fd < 0) {
 		log_error("cannot create code map %s: %s", path, strerror(errno));
 		return -1;
 	}
-	fchmod(g->fd, 0644);
+	fchmod(g->fd, 0600);	/* whatever the JVM's umask */
 	m = mmap(NULL, mapped_max, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
 	if (m == MAP_FAILED) {
 		log_error("cannot map code map %s: %s", path, strerror(errno));

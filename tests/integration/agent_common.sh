@@ -37,7 +37,8 @@ cm_text_check() {
 # agent_run_check JAVA_HOME LABEL: runs AgentWorkload with the agent from
 # the start, snapshots the code map while the JVM runs, checks it (with the
 # asgst-bpf codemap dump when that command exists, and always with the
-# independent Python parser), then checks the map is removed at exit.
+# independent Python parser) and that it is mode 0600, then checks the map
+# is removed at exit.
 agent_run_check() {
 	_jh=$1; _lb=$2
 	[ -f "$AGENT" ] || fail "agent not built: $AGENT (run make)"
@@ -56,6 +57,9 @@ agent_run_check() {
 	[ -f "$_map" ] || fail "$_lb: no code map at $_map"
 	# the worker thread ends and the plugin's code unloads ~1.5 s after READY
 	sleep 3
+	# only its owner (and root, the recorder) reads the map
+	_mode=$(stat -c %a "$_map")
+	[ "$_mode" = 600 ] || fail "$_lb: code map $_map is mode $_mode, not 600"
 	cp "$_map" "$TMP/$_lb.map" || fail "$_lb: cannot copy $_map"
 	cm_text_check "$_lb" "$TMP/$_lb.map" worker
 	python3 "$TOP/tests/integration/codemap_check.py" check "$TMP/$_lb.map" --deopt \

@@ -71,6 +71,18 @@ need_jdk25() {
 	[ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ] || skip_or_fail "JDK 25 not present under /usr/lib/jvm"
 }
 
+# spoil_output PATH: once a recorder writes PATH's temporary file
+# (.asgst-*.tmp beside it: the recording runs), a directory takes PATH, so
+# the output cannot be put in place at the end. 1 when no such file came.
+spoil_output() {
+	_n=300
+	while ! ls -A "$(dirname "$1")" | grep -q '^\.asgst-.*\.tmp$'; do
+		[ $_n -gt 0 ] || return 1
+		sleep 0.1; _n=$((_n - 1))
+	done
+	mkdir "$1"
+}
+
 # wait until FILE exists or N tenths of a second pass
 wait_file() {
 	_n=${2:-100}

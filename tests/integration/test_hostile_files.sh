@@ -303,9 +303,12 @@ fi
 grep -q "symbolic link" "$TMP/planted.err" ||
 	fail "planted link: no reason given: $(cat "$TMP/planted.err")"
 # the fallback raw file when the output cannot be written
-mkdir "$TMP/fb"
-TMPDIR="$TMP/fb" timeout -k 5 30 "$ASGST" record -q -p "$VPID" -F 99 -d 1 \
-	-o /dev/full 2> "$TMP/fb.err"
+mkdir "$TMP/fb" "$TMP/spoil"
+TMPDIR="$TMP/fb" timeout -k 5 30 "$ASGST" record -q -p "$VPID" -F 99 -d 2 \
+	-o "$TMP/spoil/out.json" 2> "$TMP/fb.err" &
+rp=$!; bg $rp
+spoil_output "$TMP/spoil/out.json" || fail "the recorder wrote no file"
+wait $rp
 kill "$VPID"
 fb=$(ls "$TMP/fb"/asgst-bpf-*.asgst 2>/dev/null | head -n 1)
 [ -n "$fb" ] || fail "no fallback recording in \$TMPDIR: $(cat "$TMP/fb.err")"

@@ -108,8 +108,12 @@ expect_err "bad regular expression" "$ASGST" report -i "$TMP/r.asgst" --thread '
 expect_err "cannot write" "$ASGST" report -i "$TMP/r.asgst" -o /nonexistent/x.json
 
 # an output that cannot be written at the end: the recording is kept
-TMPDIR="$TMP" "$ASGST" record -q -F 199 -o /dev/full -- "$WL/native_chain" 1 \
-	> /dev/null 2> "$TMP/full.err" && fail "writing to /dev/full succeeded"
+mkdir "$TMP/spoil"
+TMPDIR="$TMP" "$ASGST" record -q -F 199 -o "$TMP/spoil/out.json" -- \
+	"$WL/native_chain" 1 > /dev/null 2> "$TMP/full.err" &
+rp=$!; bg $rp
+spoil_output "$TMP/spoil/out.json" || fail "the recorder wrote no file"
+wait $rp && fail "an output taken by a directory was written"
 cat "$TMP/full.err"
 kept=$(sed -n 's/.*the recording is kept in \([^ ]*\) .*/\1/p' "$TMP/full.err")
 [ -f "$kept" ] || fail "no kept raw file named"

@@ -104,7 +104,7 @@ static size_t through_pipeline(const uint64_t *rec, size_t len,
 	assert_non_null(pl);
 	assert_int_equal(pipeline__push(pl, rec, len), 0);
 	pipeline__process(pl, 0, true);
-	assert_int_equal(raw_writer__close(w, prof), 0);
+	assert_int_equal(raw_writer__close(w, prof, NULL, 0), 0);
 	pipeline__free(pl);
 	assert_int_equal(raw_reader__open(&r, path, err, sizeof(err)), 0);
 	while (raw_reader__next(r, &type, &payload, &plen, err,

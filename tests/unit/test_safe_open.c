@@ -3,8 +3,7 @@
  * safe_open(): regular files inside a root open; FIFOs, devices, sockets,
  * directories, links out of the root, magic links and files over the
  * limit are refused at once with one reason line; nothing blocks (an
- * alarm fails the test if something does). safe_create(): 0600, links
- * refused, an older file narrowed.
+ * alarm fails the test if something does). Outputs are test_outfile.c's.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -255,44 +254,6 @@ static void test_truncated(void **state)
 	close(w);
 }
 
-static void test_create(void **state)
-{
-	struct stat st;
-	mode_t old;
-	int fd;
-
-	(void)state;
-	old = umask(0);
-	fd = safe_create(tpath("out.json"));
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0600);
-	close(fd);
-	/* an older world-readable file: truncated and narrowed */
-	write_file(tpath("old.json"), "old content");
-	assert_int_equal(chmod(tpath("old.json"), 0644), 0);
-	fd = safe_create(tpath("old.json"));
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0600);
-	assert_int_equal(st.st_size, 0);
-	close(fd);
-	/* a link planted at the path is not written through */
-	write_file(tpath("victim"), "keep");
-	assert_int_equal(symlink(tpath("victim"), tpath("planted")), 0);
-	assert_int_equal(safe_create(tpath("planted")), -ELOOP);
-	assert_int_equal(stat(tpath("victim"), &st), 0);
-	assert_int_equal(st.st_size, 4);
-	/* a device stays as it is */
-	fd = safe_create("/dev/null");
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_true(S_ISCHR(st.st_mode));
-	assert_int_equal(st.st_mode & 0777, 0666);
-	close(fd);
-	umask(old);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,7 +262,6 @@ int main(void)
 		cmocka_unit_test(test_links),
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_create),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -670,28 +670,39 @@ static void keep_recording(const struct profile *prof, const char *why)
 {
 	const char *dir = getenv("TMPDIR");
 	struct raw_writer *w = NULL;
-	char path[4096], err[512];
+	char path[4096], err[512] = "";
 	int rc, fd;
 
 	if (!dir || !*dir)
 		dir = "/var/tmp";
-	/* a name nobody can guess and create first: mkstemps makes it 0600 */
+	/*
+	 * a name nobody can guess and create first: mkstemps makes it ours,
+	 * 0600, and the writer then replaces it with the whole recording
+	 */
 	snprintf(path, sizeof(path), "%s/asgst-bpf-%d-XXXXXX.asgst", dir,
 		 (int)getpid());
 	fd = mkstemps(path, 6);
 	if (fd < 0) {
 		rc = -errno;
+		snprintf(err, sizeof(err), "%s", strerror(errno));
 	} else {
 		close(fd);
 		rc = raw_writer__open(&w, path, err, sizeof(err));
 	}
 	if (!rc) {
 		rc = raw_writer__stacks(w, prof);
-		rc = raw_writer__close(w, prof) ?: rc;
+		if (rc) {
+			raw_writer__abort(w);
+			snprintf(err, sizeof(err), "%s", strerror(-rc));
+		} else {
+			rc = raw_writer__close(w, prof, err, sizeof(err));
+		}
 	}
+	if (rc && fd >= 0)
+		unlink(path);
 	if (rc)
 		fprintf(stderr, "asgst-bpf record: %s; keeping the recording "
-			"in %s failed too: %s\n", why, path, strerror(-rc));
+			"in %s failed too: %s\n", why, path, err);
 	else
 		fprintf(stderr, "asgst-bpf record: %s; the recording is kept in "
 			"%s (asgst-bpf report -i %s -o FILE)\n", why, path, path);
@@ -1338,12 +1349,16 @@ static int write_outputs(struct recording *r)
 				continue;
 			/* no writer: a period's file whose open failed */
 			rc = r->raw ? pipeline__finish_raw(r->pl) : -EBADF;
-			rc = raw_writer__close(r->raw, r->prof) ?: rc;
-			r->raw = NULL;
 			if (rc)
 				snprintf(err, sizeof(err), "writing %s failed: "
 					 "%s", r->a.switch_ns ? r->names[i] :
 					 r->a.outputs[i], strerror(-rc));
+			/* what was written is put in place: the maps that
+			 * failed are only some processes' */
+			if (r->raw && raw_writer__close(r->raw, r->prof, err,
+							sizeof(err)))
+				rc = rc ?: -EIO;
+			r->raw = NULL;
 		} else if (!r->out[i].f) {
 			/* its open failed, and said so */
 			rc = -EBADF;
@@ -1417,7 +1432,8 @@ static void recording__cleanup(struct recording *r)
 		output__close(&r->out[i]);
 		switch_files__free(&r->kept[i]);
 	}
-	raw_writer__close(r->raw, NULL);
+	/* an output not written by now (an error before the end): removed */
+	raw_writer__abort(r->raw);
 	pipeline__free(r->pl);
 	sideband__close(r->sb);
 	maplog__free(r->ml);

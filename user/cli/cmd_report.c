@@ -15,7 +15,6 @@
 
 #include "jvm/codemap.h"
 #include "cli/commands.h"
-#include "util/safe_open.h"
 #include "cli/options.h"
 #include "profile/filter.h"
 #include "output/output.h"
@@ -23,6 +22,7 @@
 #include "profile/profile.h"
 #include "output/raw.h"
 #include "output/writers.h"
+#include "util/outfile.h"
 
 struct report_args {
 	const char *in;
@@ -330,25 +330,37 @@ static int write_report(const struct report_args *a, enum output_format f,
 	int rc;
 
 	if (a->pinned) {
-		/* 0600 and no links followed, as every output */
-		int fd = a->out ? safe_create(a->out) : -1;
-		FILE *o = !a->out ? stdout : fd >= 0 ? fdopen(fd, "w") : NULL;
+		/* written beside its path and renamed, as every output */
+		struct outfile of;
 
-		rc = o ? write_pinned(prof, o) : fd < 0 ? fd : -errno;
-		if (!o && fd >= 0)
-			close(fd);
-		if (o && o != stdout && fclose(o) && !rc)
-			rc = -errno;
+		if (!a->out) {
+			rc = write_pinned(prof, stdout);
+			if (!rc && fflush(stdout))
+				rc = -errno;
+			if (rc)
+				fprintf(stderr, "asgst-bpf report: writing "
+					"stdout: %s\n", strerror(-rc));
+			return rc;
+		}
+		rc = outfile__create(&of, a->out, err, sizeof(err));
 		if (rc)
-			fprintf(stderr, "asgst-bpf report: writing %s: %s\n",
-				a->out ? a->out : "stdout", strerror(-rc));
-		return rc;
+			goto cleanup;
+		rc = write_pinned(prof, of.f);
+		if (rc) {
+			snprintf(err, sizeof(err), "writing %s: %s", a->out,
+				 strerror(-rc));
+			outfile__abort(&of);
+			goto cleanup;
+		}
+		rc = outfile__commit(&of, err, sizeof(err));
+		goto cleanup;
 	}
 	rc = output__open(&out, a->out, f, err, sizeof(err)) ||
 	     output__write(&out, prof, err, sizeof(err));
+	output__close(&out);
+cleanup:
 	if (rc)
 		fprintf(stderr, "asgst-bpf report: %s\n", err);
-	output__close(&out);
 	return rc;
 }
 

@@ -6,7 +6,6 @@
 
 #include "output/output.h"
 #include "profile/profile.h"
-#include "util/safe_open.h"
 
 bool output__supported(enum output_format f)
 {
@@ -17,7 +16,7 @@ bool output__supported(enum output_format f)
 int output__open(struct output *o, const char *path, enum output_format f,
 		 char *err, size_t errlen)
 {
-	int fd;
+	int rc;
 
 	o->path = path;
 	o->format = f;
@@ -27,18 +26,10 @@ int output__open(struct output *o, const char *path, enum output_format f,
 		return 0;
 	}
 	/* 0600: a profile names the code of every process sampled */
-	fd = safe_create(path);
-	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-		int e = fd < 0 ? -fd : errno;
-
-		if (fd >= 0)
-			close(fd);
-		snprintf(err, errlen, "cannot write %s: %s (choose another -o)",
-			 path, e == ELOOP ? "is a symbolic link (refused)" :
-			 strerror(e));
-		return -e;
-	}
-	return 0;
+	rc = outfile__create(&o->file, path, err, errlen);
+	if (!rc)
+		o->f = o->file.f;
+	return rc;
 }
 
 int output__write(struct output *o, const struct profile *p, char *err,
@@ -66,17 +57,26 @@ int output__write(struct output *o, const struct profile *p, char *err,
 		rc = -ENOTSUP;
 		break;
 	}
-	if (!rc && fflush(o->f))
-		rc = -errno;
-	if (rc)
+	if (rc) {
 		snprintf(err, errlen, "writing %s failed: %s",
 			 o->path ? o->path : "stdout", strerror(-rc));
+		return rc;
+	}
+	if (o->f == stdout) {
+		rc = fflush(stdout) ? -errno : 0;
+		if (rc)
+			snprintf(err, errlen, "writing stdout failed: %s",
+				 strerror(-rc));
+	} else {
+		rc = outfile__commit(&o->file, err, errlen);
+	}
+	o->f = NULL;
 	return rc;
 }
 
 void output__close(struct output *o)
 {
 	if (o->f && o->f != stdout)
-		fclose(o->f);
+		outfile__abort(&o->file);
 	o->f = NULL;
 }

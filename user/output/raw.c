@@ -11,7 +11,8 @@
 #include "profile/profile.h"
 #include "decode/asgst.h"
 #include "output/raw.h"
-#include "util/safe_open.h"
+#include "util/err.h"
+#include "util/outfile.h"
 #include "util/strtab.h"
 #include "trace.h"
 
@@ -20,6 +21,7 @@
 struct raw_writer {
 	FILE *f;
 	char *path;
+	struct outfile file;	/* f's, renamed to path when complete */
 	int err;		/* first write error */
 };
 
@@ -38,29 +40,28 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 	struct raw_file_hdr h = { .version = RAW_VERSION,
 				  .hdr_size = sizeof(h) };
 	struct raw_writer *w = calloc(1, sizeof(*w));
-	int e, fd;
+	int ret;
 
-	if (!w)
-		return -ENOMEM;
-	w->path = strdup(path);
-	/* 0600: raw stack memory of every process sampled */
-	fd = w->path ? safe_create(path) : -ENOMEM;
-	if (fd < 0 || !(w->f = fdopen(fd, "w"))) {
-		e = fd < 0 ? -fd : errno ? errno : ENOMEM;
-		snprintf(err, errlen, "cannot write %s: %s", path,
-			 e == ELOOP ? "is a symbolic link (refused)" :
-			 strerror(e));
-		if (fd >= 0)
-			close(fd);
-		free(w->path);
-		free(w);
-		return -e;
+	if (!w || !(w->path = strdup(path))) {
+		ret = err__set(err, errlen, -ENOMEM, "cannot write %s: %s",
+			       path, strerror(ENOMEM));
+		goto cleanup;
 	}
+	/* 0600: raw stack memory of every process sampled */
+	ret = outfile__create(&w->file, path, err, errlen);
+	if (ret)
+		goto cleanup;
+	w->f = w->file.f;
 	memcpy(h.magic, RAW_MAGIC, 8);
 	if (fwrite(&h, sizeof(h), 1, w->f) != 1)
 		w->err = -EIO;
 	*out = w;
-	return 0;
+	w = NULL;
+cleanup:
+	if (w)
+		free(w->path);
+	free(w);
+	return ret;
 }
 
 const char *raw_writer__path(const struct raw_writer *w)
@@ -235,7 +236,8 @@ int raw_writer__stacks(struct raw_writer *w, const struct profile *p)
 	return rc;
 }
 
-int raw_writer__close(struct raw_writer *w, const struct profile *p)
+int raw_writer__close(struct raw_writer *w, const struct profile *p,
+		      char *err, size_t errlen)
 {
 	int rc;
 
@@ -257,12 +259,27 @@ int raw_writer__close(struct raw_writer *w, const struct profile *p)
 
 		raw_writer__chunk(w, RAW_META, &rm, sizeof(rm), NULL, 0);
 	}
-	if (fclose(w->f) && !w->err)
-		w->err = -errno;
 	rc = w->err;
+	if (rc) {
+		/* a file missing chunks is not put in place */
+		outfile__abort(&w->file);
+		err__set(err, errlen, rc, "writing %s failed: %s", w->path,
+			 strerror(-rc));
+	} else {
+		rc = outfile__commit(&w->file, err, errlen);
+	}
 	free(w->path);
 	free(w);
 	return rc;
+}
+
+void raw_writer__abort(struct raw_writer *w)
+{
+	if (!w)
+		return;
+	outfile__abort(&w->file);
+	free(w->path);
+	free(w);
 }
 
 /* ---- reader ---- */

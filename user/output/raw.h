@@ -100,8 +100,15 @@ int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
 		     size_t maps_len, const char *container_id,
 		     const char *pod_uid);
 int raw_writer__stacks(struct raw_writer *w, const struct profile *p);
-/* writes RAW_META and closes; 0 or -errno (the first write error) */
-int raw_writer__close(struct raw_writer *w, const struct profile *p);
+/*
+ * Writes RAW_META (p may be NULL: none) and puts the file in place at its
+ * path (util/outfile.h); after a write error it is removed instead. 0, or
+ * -errno (the first write error) with one line in err.
+ */
+int raw_writer__close(struct raw_writer *w, const struct profile *p,
+		      char *err, size_t errlen);
+/* a recording not finished: closed and its file removed */
+void raw_writer__abort(struct raw_writer *w);
 const char *raw_writer__path(const struct raw_writer *w);
 
 /* reader */

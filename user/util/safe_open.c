@@ -142,28 +142,3 @@ cleanup:
 	close(pfd);
 	return ret;
 }
-
-int safe_create(const char *path)
-{
-	struct stat st;
-	int fd, ret;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW |
-		  O_NOCTTY, 0600);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		goto fail;
-	}
-	/* an older file keeps its mode through O_CREAT: narrow it */
-	if (S_ISREG(st.st_mode) && (st.st_mode & 077) &&
-	    fchmod(fd, st.st_mode & 0700)) {
-		ret = -errno;
-		goto fail;
-	}
-	return fd;
-fail:
-	close(fd);
-	return ret;
-}

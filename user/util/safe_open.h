@@ -47,15 +47,6 @@
 int safe_open(int root_fd, const char *path, unsigned int flags,
 	      uint64_t max_size, struct stat *st, char *why, size_t whylen);
 
-/*
- * Create (or truncate) an output file only its owner can read: recordings
- * hold raw stack memory of every process sampled. O_NOFOLLOW: a link
- * planted at the path is refused (-ELOOP), not written through. A regular
- * file that was there keeps its inode but loses group and other access.
- * The fd, or -errno.
- */
-int safe_create(const char *path);
-
 /* "N GiB", "N MiB" or "N bytes" for a limit in messages */
 void safe_open__size_str(uint64_t bytes, char *buf, size_t len);
 
