@@ -573,6 +573,100 @@ static void test_container_root(void **state)
 	(void)c;
 }
 
+/* a child that dlopens lib and sends the address of its symbol sym */
+static pid_t spawn_dlopen(const char *lib, const char *sym, uint64_t *pc,
+			  int *keep)
+{
+	int in[2], out[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		void *h = dlopen(lib, RTLD_NOW);
+		uint64_t v = h ? (uintptr_t)dlsym(h, sym) : 0;
+		char ch;
+
+		close(in[1]);
+		close(out[0]);
+		if (write(out[1], &v, sizeof(v)) != sizeof(v))
+			_exit(3);
+		while (read(in[0], &ch, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(in[0]);
+	close(out[1]);
+	assert_int_equal(read(out[0], pc, sizeof(*pc)), sizeof(*pc));
+	close(out[0]);
+	assert_true(*pc != 0);
+	*keep = in[1];
+	return pid;
+}
+
+/*
+ * A build-id is what a file claims. A user's library that claims another's
+ * (libfx.so with fx_lib_add renamed in its symbol table, its build-id note
+ * kept, owned by uid 65534) is seen first; root's real library, another inode, must still be
+ * named from its own symbols, while two root copies share one module.
+ */
+static void test_forged_build_id(void **state)
+{
+	struct ctx *c = *state;
+	char dir[] = "/tmp/asgst-bid-XXXXXX", forged[PATH_MAX], real[PATH_MAX];
+	char real2[PATH_MAX], src[PATH_MAX], cmd[3 * PATH_MAX];
+	struct symbolizer_stats s0, s1;
+	struct frame fr = { 0 };
+	uint64_t pcf, pcr, pcr2;
+	int kf, kr, kr2;
+	pid_t a, b, d;
+
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	fixture_path(src, sizeof(src), "libfx.so");
+	snprintf(forged, sizeof(forged), "%s/libforged.so", dir);
+	snprintf(real, sizeof(real), "%s/libfx.so", dir);
+	snprintf(real2, sizeof(real2), "%s/libfx2.so", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --redefine-sym fx_lib_add=forged_add %s %s", src,
+		 forged);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chown(forged, 65534, 65534), 0);
+	assert_int_equal(chmod(forged, 0644), 0);
+	copy_file(src, real);
+	copy_file(src, real2);
+
+	a = spawn_dlopen(forged, "fx_lib_add", &pcf, &kf);
+	assert_int_equal(symbolizer__native(c->sz, a, pcf + 1, &fr), 0);
+	assert_string_equal(fr.symbol, "forged_add");
+	b = spawn_dlopen(real, "fx_lib_add", &pcr, &kr);
+	assert_int_equal(symbolizer__native(c->sz, b, pcr + 1, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_lib_add");
+	/* the same build-id and owner: shared, no new module */
+	symbolizer__stats(c->sz, &s0);
+	d = spawn_dlopen(real2, "fx_lib_add", &pcr2, &kr2);
+	assert_int_equal(symbolizer__native(c->sz, d, pcr2 + 1, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_lib_add");
+	symbolizer__stats(c->sz, &s1);
+	print_message("modules: %zu before root's second copy, %zu after\n",
+		      s0.modules, s1.modules);
+	assert_int_equal(s1.modules, s0.modules);
+
+	close(kf);
+	close(kr);
+	close(kr2);
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	waitpid(d, NULL, 0);
+	unlink(forged);
+	unlink(real);
+	unlink(real2);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +680,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_debug_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_build_id, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

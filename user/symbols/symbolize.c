@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,8 +46,15 @@ struct module {
 	struct module *bid_next;	/* build-id hash chain */
 	struct elf_module *elf;		/* NULL: unreadable, pcs get +off */
 	struct cfi_table *cfi;		/* NULL: no usable CFI */
+	/*
+	 * Shared by build-id (the same library in many containers parsed
+	 * once) only between files of one owner: a build-id is what a file
+	 * claims, so a user's ELF that forges libc's must name and unwind
+	 * only that user's own processes. 0: not in the build-id table.
+	 */
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
+	uid_t owner;
 	size_t refs;			/* mappings of cached processes */
 	uint64_t idle_since;		/* symbolizer__forget's clock */
 };
@@ -280,25 +288,53 @@ static const char *basename_of(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* a module by build-id, or a new one around elf (owned from now on) */
+/*
+ * The owner a module of the file st may be shared under: its uid, unless
+ * others than its owner may write it (then never shared: -1).
+ */
+static uid_t share_owner(const struct stat *st)
+{
+	return (st->st_mode & 022) ? (uid_t)-1 : st->st_uid;
+}
+
+/* a module of owner's with this build-id, or NULL */
+static struct module *module_by_id(struct symbolizer *sz, const uint8_t *id,
+				   size_t idlen, uid_t owner)
+{
+	struct module *m;
+	uint32_t h = 0;
+
+	if (!idlen || owner == (uid_t)-1)
+		return NULL;
+	for (size_t i = 0; i < idlen; i++)
+		h = h * 31 + id[i];
+	for (m = sz->bids[h % MOD_BUCKETS]; m; m = m->bid_next)
+		if (m->build_id_len == idlen && m->owner == owner &&
+		    memcmp(m->build_id, id, idlen) == 0)
+			return m;
+	return NULL;
+}
+
+/* a module by build-id and owner, or a new one around elf (owned from now
+ * on); owner -1: never shared */
 static struct module *module_for(struct symbolizer *sz, const uint8_t *id,
-				 size_t idlen, struct elf_module *elf)
+				 size_t idlen, uid_t owner,
+				 struct elf_module *elf)
 {
 	struct module *m;
 	uint32_t h = 0;
 	size_t i;
 
-	if (idlen) {
-		for (i = 0; i < idlen; i++)
-			h = h * 31 + id[i];
-		h %= MOD_BUCKETS;
-		for (m = sz->bids[h]; m; m = m->bid_next)
-			if (m->build_id_len == idlen &&
-			    memcmp(m->build_id, id, idlen) == 0) {
-				elf_module__free(elf);
-				return m;
-			}
+	if (owner == (uid_t)-1)
+		idlen = 0;
+	m = module_by_id(sz, id, idlen, owner);
+	if (m) {
+		elf_module__free(elf);
+		return m;
 	}
+	for (i = 0; i < idlen; i++)
+		h = h * 31 + id[i];
+	h %= MOD_BUCKETS;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
 		elf_module__free(elf);
@@ -308,6 +344,7 @@ static struct module *module_for(struct symbolizer *sz, const uint8_t *id,
 	if (idlen) {
 		memcpy(m->build_id, id, idlen);
 		m->build_id_len = idlen;
+		m->owner = owner;
 		m->bid_next = sz->bids[h];
 		sz->bids[h] = m;
 	}
@@ -374,6 +411,8 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 	struct cfi_table *cfi;
 	struct devino *d;
 	struct module *m;
+	struct stat st;
+	uid_t owner;
 	int fd, idlen;
 
 	/* inode 0 (some special files) cannot identify a file */
@@ -388,20 +427,12 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 		m = NULL;
 		goto remember;
 	}
+	owner = fstat(fd, &st) ? (uid_t)-1 : share_owner(&st);
 	idlen = elf_read_build_id(fd, id, sizeof(id));
-	if (idlen > 0) {
-		uint32_t bh = 0;
-
-		for (int i = 0; i < idlen; i++)
-			bh = bh * 31 + id[i];
-		for (m = sz->bids[bh % MOD_BUCKETS]; m; m = m->bid_next)
-			if (m->build_id_len == (size_t)idlen &&
-			    memcmp(m->build_id, id, idlen) == 0)
-				break;
-		if (m) {
-			close(fd);
-			goto remember;
-		}
+	m = idlen > 0 ? module_by_id(sz, id, (size_t)idlen, owner) : NULL;
+	if (m) {
+		close(fd);
+		goto remember;
 	}
 	elf = elf_module__load(fd, &o);
 	cfi = elf ? cfi_table__load_fd(fd) : NULL;
@@ -421,7 +452,7 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 		m = NULL;
 		goto remember;
 	}
-	m = module_for(sz, id, idlen > 0 ? idlen : 0, elf);
+	m = module_for(sz, id, idlen > 0 ? (size_t)idlen : 0, owner, elf);
 	module_set_cfi(sz, m, cfi);
 remember:
 	if (!e->inode)
@@ -464,7 +495,7 @@ static struct module *resolve_vdso(struct symbolizer *sz, pid_t pid,
 			struct elf_module *elf = elf_module__load_mem(buf, len);
 
 			if (elf) {
-				sz->vdso = module_for(sz, NULL, 0, elf);
+				sz->vdso = module_for(sz, NULL, 0, 0, elf);
 				sz->vdso_len = len;
 				module_set_cfi(sz, sz->vdso,
 					       cfi_table__load_mem(buf, len));
