@@ -30,7 +30,7 @@ CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 CGT="$CG2/asgst-test-$$"
 trap 'for p in $_bg_pids; do kill "$p" 2>/dev/null; done
 	$PODMAN rm -f -t 0 "$NAME" >/dev/null 2>&1; wait 2>/dev/null
-	[ -n "$CG2" ] && rmdir "$CGT"/* "$CGT" 2>/dev/null; rm -rf "$TMP"' EXIT
+	[ -n "$CG2" ] && rmdir "$CGT"/*/* "$CGT"/* "$CGT" 2>/dev/null; rm -rf "$TMP"' EXIT
 export HOME="$TMP" GOCACHE="$TMP/gocache" PPROF_TMPDIR="$TMP"
 
 # the container: the workloads bind-mounted, the JVM and the loop writing
@@ -121,6 +121,46 @@ go tool pprof -symbolize=none -raw "$TMP/c.pb.gz" > "$TMP/c.raw" 2> "$TMP/raw.er
 python3 "$TOP/tests/integration/container_check.py" "$TMP/c.json" "$TMP/c.raw" \
 	--id "$ID" --in "$CNC,$CJVM,$LATE" --out "$HNC,$HJVM" --java "$CJVM" \
 	--only || fail "record --container: recorded processes"
+
+# ---- a user's cgroup named after the container: not the container --------
+# A cgroup subtree delegated to nobody (its directory and files are
+# nobody's, as systemd delegates), in which nobody names a cgroup
+# libpod-ID.scope and runs a busy loop. record --container must leave that
+# process out, say so, and keep the kernel's filter on the runtime's cgroup.
+if [ -n "$CG2" ] && id nobody >/dev/null 2>&1; then
+	DG="$CGT/deleg"
+	mkdir -p "$DG" && chown -R nobody "$DG" || fail "cannot delegate $DG"
+	stage_public "$WL/native_chain" || fail "cannot stage native_chain"
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '
+		dg=$1 id=$2 exe=$3 out=$4
+		while ! grep -q "^0::.*/deleg\$" /proc/self/cgroup; do sleep 0.05; done
+		mkdir "$dg/libpod-$id.scope" &&
+			echo $$ > "$dg/libpod-$id.scope/cgroup.procs" || exit 1
+		exec "$exe" 60 > "$out"' sh "$DG" "$ID" "$TMP/pub/native_chain" \
+		"$TMP/pub/user.out" &
+	UNC=$!
+	bg $UNC
+	chmod 777 "$TMP/pub"
+	echo "$UNC" > "$DG/cgroup.procs" || fail "cannot move $UNC into $DG"
+	wait_file "$TMP/pub/user.out" 100 || fail "nobody's loop did not start"
+	grep -q "libpod-$ID.scope" "/proc/$UNC/cgroup" ||
+		{ cat "/proc/$UNC/cgroup"; fail "nobody's loop is not in its libpod-$ID.scope"; }
+	"$ASGST" record --container "$PREFIX" -F 199 -d 3 -o "$TMP/u.json" \
+		-o "$TMP/u.pb.gz" 2> "$TMP/u.err" || { cat "$TMP/u.err"; fail "record --container (a user's cgroup) failed"; }
+	cat "$TMP/u.err"
+	grep -q "1 processes left out: .* uid 65534's" "$TMP/u.err" ||
+		fail "record --container did not leave out nobody's process"
+	grep -q "every process is sampled" "$TMP/u.err" &&
+		fail "nobody's cgroup widened the kernel's filter to every process"
+	go tool pprof -symbolize=none -raw "$TMP/u.pb.gz" > "$TMP/u.raw" 2> "$TMP/raw.err" ||
+		{ cat "$TMP/raw.err"; fail "go tool pprof -raw could not read the profile"; }
+	python3 "$TOP/tests/integration/container_check.py" "$TMP/u.json" "$TMP/u.raw" \
+		--id "$ID" --in "$CNC,$CJVM,$LATE" --out "$UNC,$HNC,$HJVM" --java "$CJVM" \
+		--only || fail "record --container beside a user's cgroup: recorded processes"
+	kill "$UNC"
+	wait "$UNC" 2>/dev/null
+	rmdir "$DG/libpod-$ID.scope" "$DG"
+fi
 
 # ---- the container over two cgroups: every process sampled, its own kept ----
 # The exec'd process moved to a cgroup v2 of its own, still named after the

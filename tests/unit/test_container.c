@@ -200,6 +200,37 @@ static void test_read_self(void **state)
 			 -ENOENT);
 }
 
+/* the cgroup that names the container: up to its innermost id component */
+static void test_scope_path(void **state)
+{
+	static const char id[] =
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char path[512], out[512], small[16];
+
+	(void)state;
+	snprintf(path, sizeof(path), "/machine.slice/libpod-%s.scope/container",
+		 id);
+	assert_true(container__scope_path(path, strlen(path), out,
+					  sizeof(out)));
+	assert_int_equal(strlen(out), strlen(path) - strlen("/container"));
+	assert_memory_equal(out, path, strlen(out));
+	/* the innermost of two: a container in a container */
+	snprintf(path, sizeof(path), "/docker/%s/kubepods/pod1/%s", id, id);
+	assert_true(container__scope_path(path, strlen(path), out,
+					  sizeof(out)));
+	assert_string_equal(out, path);
+	/* a user's subtree naming the id is still a scope path: who owns
+	 * it decides (container__scope_owner) */
+	snprintf(path, sizeof(path), "/user.slice/deleg/libpod-%s.scope", id);
+	assert_true(container__scope_path(path, strlen(path), out,
+					  sizeof(out)));
+	assert_string_equal(out, path);
+	assert_false(container__scope_path("/user.slice/x", 13, out,
+					   sizeof(out)));
+	assert_false(container__scope_path(path, strlen(path), small,
+					   sizeof(small)));
+}
+
 static void test_arg(void **state)
 {
 	char p[CONTAINER_ID_LEN + 1], err[256];
@@ -283,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_paths),
 		cmocka_unit_test(test_nul_and_bounds),
 		cmocka_unit_test(test_read_self),
+		cmocka_unit_test(test_scope_path),
 		cmocka_unit_test(test_arg),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_writers),

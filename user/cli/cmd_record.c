@@ -1052,11 +1052,20 @@ static int open_container(struct recording *r)
 	/* the full id: a container started later with the same prefix is
 	 * not this one */
 	memcpy(r->a.filter.container, t->id, sizeof(t->id));
+	/* processes that come later: the same owner's cgroups only */
+	r->a.filter.container_owner_known = true;
+	r->a.filter.container_owner = t->owner;
 	r->co.filter_mode = t->have_cgroup ? ASGST_FILTER_CGROUP :
 					     ASGST_FILTER_ALL;
 	r->co.cgroup_id = t->cgroup_id;
 	if (r->a.quiet)
 		return 0;
+	if (t->ignored)
+		fprintf(stderr, "asgst-bpf: container %.12s: %zu processes "
+			"left out: their cgroup names the container but is "
+			"uid %u's, not the runtime's (uid %u)\n", t->id,
+			t->ignored, (unsigned)t->ignored_owner,
+			(unsigned)t->owner);
 	if (t->have_cgroup)
 		fprintf(stderr, "asgst-bpf: container %.12s: %zu processes, "
 			"cgroup %s\n", t->id, t->npids, t->cgroup);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "profile/container.h"
@@ -141,6 +142,33 @@ bool container__parse_path(const char *path, size_t len,
 			kubepods = true;
 	}
 	return out->id[0] || out->pod_uid[0];
+}
+
+bool container__scope_path(const char *path, size_t len, char *buf,
+			   size_t size)
+{
+	char id[CONTAINER_ID_LEN + 1];
+	size_t i = 0, end = 0;
+
+	while (i < len) {
+		size_t start, n;
+
+		while (i < len && path[i] == '/')
+			i++;
+		start = i;
+		while (i < len && path[i] != '/' && path[i] != '\0')
+			i++;
+		n = i - start;
+		if (!n)
+			break;
+		if (component_id(path + start, n, id))
+			end = i;
+	}
+	if (!end || end >= size)
+		return false;
+	memcpy(buf, path, end);
+	buf[end] = '\0';
+	return true;
 }
 
 /* the next line of text: [*line, *line + *n); false at the end */
@@ -387,13 +415,79 @@ static int target_add_pid(struct container_target *t, pid_t pid)
 	return 0;
 }
 
-/* one process of the scan: is it the container's (its cgroup joins t's) */
+/* the owner of the cgroup v2 directory at path; 0 or -errno */
+static int cgroup2_owner(const char *path, uid_t *owner)
+{
+	char mnt[512], full[PATH_MAX];
+	struct stat st;
+
+	if (!cgroup2_mount(mnt, sizeof(mnt)))
+		return -ENOENT;
+	if ((size_t)snprintf(full, sizeof(full), "%s%s", mnt, path) >=
+	    sizeof(full))
+		return -ENAMETOOLONG;
+	if (lstat(full, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*owner = st.st_uid;
+	return 0;
+}
+
+/* the owner of the cgroup naming the container in cgroup text buf */
+static int scope_owner(const char *buf, size_t n, uid_t *owner)
+{
+	char path[CONTAINER_CGROUP_MAX], scope[CONTAINER_CGROUP_MAX];
+
+	if (!container__cgroup2_path(buf, n, path, sizeof(path)) ||
+	    !container__scope_path(path, strlen(path), scope, sizeof(scope)))
+		return -ENOENT;
+	return cgroup2_owner(scope, owner);
+}
+
+int container__scope_owner(pid_t pid, uid_t *owner)
+{
+	char *buf = malloc(CONTAINER_CGROUP_MAX + 1);
+	ssize_t n;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	n = container__read_cgroup(pid, buf, CONTAINER_CGROUP_MAX + 1);
+	rc = n < 0 ? (int)n : scope_owner(buf, (size_t)n, owner);
+	free(buf);
+	return rc;
+}
+
+/* a process whose cgroup names the container, before the owners are
+ * weighed */
+struct candidate {
+	pid_t pid;
+	uid_t owner;		/* (uid_t)-1: unknown (cgroup v1) */
+	char *path;		/* cgroup v2 path; NULL: none */
+};
+
+struct candidates {
+	struct candidate *v;
+	size_t n, cap;
+};
+
+static void candidates_free(struct candidates *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].path);
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+/* one process of the scan: does its cgroup name the container */
 static int resolve_one(const char *prefix, pid_t pid, char *buf,
 		       struct container_target *t, char *other,
-		       bool *v2_everywhere)
+		       struct candidates *c)
 {
 	struct container_ids ci;
 	char path[sizeof(t->cgroup)];
+	struct candidate *cd;
 	ssize_t n;
 
 	n = container__read_cgroup(pid, buf, CONTAINER_CGROUP_MAX + 1);
@@ -405,13 +499,78 @@ static int resolve_one(const char *prefix, pid_t pid, char *buf,
 		return 0;
 	}
 	memcpy(t->id, ci.id, sizeof(ci.id));
-	if (!container__cgroup2_path(buf, (size_t)n, path, sizeof(path)))
-		*v2_everywhere = false;
-	else if (!t->npids)
-		strcpy(t->cgroup, path);
-	else
-		common_ancestor(t->cgroup, path);
-	return target_add_pid(t, pid);
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? 2 * c->cap : 16;
+		struct candidate *nv = realloc(c->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		c->v = nv;
+		c->cap = nc;
+	}
+	cd = &c->v[c->n];
+	cd->pid = pid;
+	cd->path = NULL;
+	if (scope_owner(buf, (size_t)n, &cd->owner))
+		cd->owner = (uid_t)-1;
+	if (container__cgroup2_path(buf, (size_t)n, path, sizeof(path)) &&
+	    !(cd->path = strdup(path)))
+		return -ENOMEM;
+	c->n++;
+	return 0;
+}
+
+/*
+ * Whose cgroups are the container's: root's if any are (a rootful
+ * runtime's; a user can only name cgroups in a subtree delegated to it),
+ * else the one user's of a rootless runtime. -EPERM: several users' and
+ * no root's.
+ */
+static int weigh_owners(const struct candidates *c, uid_t *owner)
+{
+	bool have = false;
+
+	for (size_t i = 0; i < c->n; i++) {
+		uid_t o = c->v[i].owner;
+
+		if (o == (uid_t)-1)
+			continue;
+		if (o == 0) {
+			*owner = 0;
+			return 0;
+		}
+		if (have && *owner != o)
+			return -EPERM;
+		*owner = o;
+		have = true;
+	}
+	if (!have)
+		*owner = 0;
+	return 0;
+}
+
+/* the candidates of the owner become the target's pids and cgroup */
+static int take_owners(const struct candidates *c, struct container_target *t,
+		       bool *v2_everywhere)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct candidate *cd = &c->v[i];
+
+		if (cd->owner != (uid_t)-1 && cd->owner != t->owner) {
+			t->ignored++;
+			t->ignored_owner = cd->owner;
+			continue;
+		}
+		if (!cd->path)
+			*v2_everywhere = false;
+		else if (!t->npids)
+			strcpy(t->cgroup, cd->path);
+		else
+			common_ancestor(t->cgroup, cd->path);
+		if (target_add_pid(t, cd->pid))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 int container__resolve(const char *prefix, struct container_target *t,
@@ -419,6 +578,7 @@ int container__resolve(const char *prefix, struct container_target *t,
 {
 	char *buf = malloc(CONTAINER_CGROUP_MAX + 1);
 	char other[CONTAINER_ID_LEN + 1] = "";
+	struct candidates c = { 0 };
 	bool v2_everywhere = true;
 	struct dirent *de;
 	DIR *d = NULL;
@@ -440,11 +600,21 @@ int container__resolve(const char *prefix, struct container_target *t,
 
 		if (*end || pid <= 0 || pid > INT_MAX)
 			continue;
-		rc = resolve_one(prefix, (pid_t)pid, buf, t, other,
-				 &v2_everywhere);
+		rc = resolve_one(prefix, (pid_t)pid, buf, t, other, &c);
 	}
-	if (rc) {
+	if (!rc && !other[0] && t->id[0] && weigh_owners(&c, &t->owner)) {
+		rc = -EPERM;
+		snprintf(err, errlen, "--container %s: cgroups of more than "
+			 "one user name this container, none of root's: "
+			 "give its cgroup with --cgroup PATH", prefix);
+		goto cleanup;
+	}
+	if (!rc && !other[0] && t->id[0])
+		rc = take_owners(&c, t, &v2_everywhere);
+	if (rc == -ENOMEM) {
 		snprintf(err, errlen, "--container: out of memory");
+	} else if (rc) {
+		snprintf(err, errlen, "--container: %s", strerror(-rc));
 	} else if (other[0]) {
 		rc = -EEXIST;
 		snprintf(err, errlen, "--container %s: more than one container "
@@ -464,6 +634,7 @@ cleanup:
 	if (d)
 		closedir(d);
 	free(buf);
+	candidates_free(&c);
 	if (rc)
 		container_target__free(t);
 	return rc;

@@ -78,6 +78,15 @@ struct container_target {
 	bool have_cgroup;
 	uint64_t cgroup_id;
 	char cgroup[512];		/* its path, for messages */
+	/*
+	 * The owner of the container's cgroups (the runtime's: root for a
+	 * rootful one, the user of a rootless one). A cgroup that names the
+	 * id but is another user's (a delegated subtree) is not the
+	 * container's: its processes are left out (ignored counts them).
+	 */
+	uid_t owner;
+	size_t ignored;
+	uid_t ignored_owner;		/* one of theirs, for the message */
 };
 
 /*
@@ -88,5 +97,17 @@ struct container_target {
 int container__resolve(const char *prefix, struct container_target *t,
 		       char *err, size_t errlen);
 void container_target__free(struct container_target *t);
+/*
+ * The owner of the cgroup that names pid's container (the innermost
+ * component of its cgroup v2 path with a container id, as a directory of
+ * the cgroup v2 mount). 0 or -errno (-ENOENT: no such cgroup).
+ */
+int container__scope_owner(pid_t pid, uid_t *owner);
+/*
+ * Of a cgroup path, the prefix up to and with its innermost component that
+ * names a container, into buf; false when none does or it does not fit.
+ */
+bool container__scope_path(const char *path, size_t len, char *buf,
+			   size_t size);
 
 #endif /* ASGST_CONTAINER_H */

@@ -38,6 +38,10 @@ struct filter {
 	/* record --container: the id (or its prefix) of the container whose
 	 * processes are kept; "" = all */
 	char container[65];
+	/* and the owner of its cgroups (record: a process in another user's
+	 * cgroup that names the id is not the container's) */
+	bool container_owner_known;
+	uid_t container_owner;
 };
 
 /*

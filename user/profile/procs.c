@@ -107,6 +107,16 @@ static void proc_read_container(struct pipeline *pl, struct proc_state *ps)
 	}
 	ps->foreign = pl->opts.filter &&
 		      !filter__container_ok(pl->opts.filter, ps->container_id);
+	/* a cgroup another user named after the container is not it */
+	if (!ps->foreign && pl->opts.filter &&
+	    pl->opts.filter->container[0] &&
+	    pl->opts.filter->container_owner_known) {
+		uid_t o;
+
+		if (!container__scope_owner(ps->pid, &o) &&
+		    o != pl->opts.filter->container_owner)
+			ps->foreign = true;
+	}
 }
 
 /* raw recordings keep each code map's bytes as the reader consumed them */
