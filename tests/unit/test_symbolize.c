@@ -667,6 +667,58 @@ static void test_forged_build_id(void **state)
 	rmdir(dir);
 }
 
+/*
+ * The modules' memory limits: with room for less than libfx.so's tables
+ * for each user, a copy owned by uid 65534 is refused (its pc shown as
+ * module+offset, counted), while root's copy, under the overall limit
+ * only, is named.
+ */
+static void test_module_limits(void **state)
+{
+	struct ctx *c = *state;
+	char dir[] = "/tmp/asgst-lim-XXXXXX", mine[PATH_MAX], root[PATH_MAX];
+	char src[PATH_MAX];
+	struct symbolizer_stats s0, s1;
+	struct frame fr = { 0 };
+	uint64_t pcu, pcr;
+	int ku, kr;
+	pid_t a, b;
+
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	fixture_path(src, sizeof(src), "libfx.so");
+	snprintf(mine, sizeof(mine), "%s/libuser.so", dir);
+	snprintf(root, sizeof(root), "%s/libroot.so", dir);
+	copy_file(src, mine);
+	copy_file(src, root);
+	assert_int_equal(chown(mine, 65534, 65534), 0);
+	symbolizer__set_limits(c->sz, 64u << 20, 512);
+
+	symbolizer__stats(c->sz, &s0);
+	a = spawn_dlopen(mine, "fx_lib_add", &pcu, &ku);
+	/* unnamed: no symbol (-ENOENT, or a frame without one) */
+	if (symbolizer__native(c->sz, a, pcu + 1, &fr) == 0)
+		assert_null(fr.symbol);
+	b = spawn_dlopen(root, "fx_lib_add", &pcr, &kr);
+	assert_int_equal(symbolizer__native(c->sz, b, pcr + 1, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_lib_add");
+	symbolizer__stats(c->sz, &s1);
+	print_message("refused %zu, module tables %zu KiB\n",
+		      s1.modules_refused - s0.modules_refused,
+		      s1.module_bytes / 1024);
+	assert_int_equal(s1.modules_refused - s0.modules_refused, 1);
+	assert_true(s1.module_bytes <= 64u << 20);
+
+	close(ku);
+	close(kr);
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	unlink(mine);
+	unlink(root);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -681,6 +733,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_debug_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_build_id, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_module_limits, setup,
 						teardown),
 	};
 

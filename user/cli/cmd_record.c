@@ -860,10 +860,12 @@ static void print_unwind_stats(const struct recording *r)
 
 	pipeline__symbolizer_stats(r->pl, &ss);
 	fprintf(stderr, "stats: modules=%zu cfi_modules=%zu cfi_kib=%zu "
-		"cfi_rows_cached=%llu cfi_rows_looked_up=%llu\n",
+		"cfi_rows_cached=%llu cfi_rows_looked_up=%llu module_kib=%zu "
+		"modules_refused=%zu\n",
 		ss.modules, ss.cfi_modules, ss.cfi_bytes / 1024,
 		(unsigned long long)ss.cfi_hits,
-		(unsigned long long)ss.cfi_misses);
+		(unsigned long long)ss.cfi_misses, ss.module_bytes / 1024,
+		ss.modules_refused);
 	sideband__stats(r->sb, &sbs);
 	maplog__stats(r->ml, &ms);
 	fprintf(stderr, "stats: sideband=%s sideband_records=%llu "

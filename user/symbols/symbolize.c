@@ -31,6 +31,7 @@
 #include "symbols/perfmap.h"
 #include "util/safe_open.h"
 #include "util/strtab.h"
+#include "util/u64map.h"
 #include "symbols/cfi.h"
 #include "symbols/symbolize.h"
 
@@ -40,6 +41,15 @@
 #define VDSO_MAX	(1u << 20)
 #define NAME_MAX_LEN	4096
 #define CFI_CACHE_ROWS	4096	/* ~2.5 MiB, whatever the modules */
+/*
+ * The modules' symbol tables and CFI: at most this in all, and of files a
+ * user other than root owns at most SYM_USER_BYTES_MAX for each such user
+ * (a user's flood of large ELF files cannot take the room of the system's
+ * libraries). Past it, idle modules are freed first; then a new module is
+ * refused (its pcs shown as module+offset) and counted.
+ */
+#define SYM_BYTES_MAX		(2ull << 30)
+#define SYM_USER_BYTES_MAX	(256ull << 20)
 
 struct module {
 	struct module *next;		/* all modules (for freeing) */
@@ -55,6 +65,9 @@ struct module {
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
 	uid_t owner;
+	/* what its tables take (module_cost), charged to the file's owner */
+	size_t cost;
+	uid_t cost_uid;
 	size_t refs;			/* mappings of cached processes */
 	uint64_t idle_since;		/* symbolizer__forget's clock */
 };
@@ -115,6 +128,10 @@ struct symbolizer {
 	struct proc *last_proc;		/* proc_get's last answer */
 	symbolizer_maps_fn maps_fallback;	/* gone processes' maps */
 	void *maps_fallback_ctx;
+	/* the modules' tables: in all, and per owner of their files */
+	size_t mod_bytes, mod_bytes_max, user_bytes_max;
+	struct u64map owner_bytes;	/* uid + 1 -> bytes */
+	bool refused_said;
 };
 
 static uint64_t now_ns(void)
@@ -134,6 +151,8 @@ struct symbolizer *symbolizer__new(struct strtab *st)
 	sz = calloc(1, sizeof(*sz));
 	if (!sz)
 		return NULL;
+	sz->mod_bytes_max = SYM_BYTES_MAX;
+	sz->user_bytes_max = SYM_USER_BYTES_MAX;
 	sz->st = st;
 	return sz;
 }
@@ -196,6 +215,7 @@ void symbolizer__free(struct symbolizer *sz)
 	}
 	kallsyms__free(sz->ks);
 	cfi_cache__free(sz->cfi_cache);
+	u64map__free(&sz->owner_bytes);
 	free(sz->sym_cache);
 	free(sz->pc_cache);
 	free(sz->debug_root);
@@ -241,7 +261,14 @@ void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out
 		return;
 	*out = sz->stats;
 	out->modules = sz->nmodules;
+	out->module_bytes = sz->mod_bytes;
 	cfi_cache__stats(sz->cfi_cache, &out->cfi_hits, &out->cfi_misses);
+}
+
+void symbolizer__set_limits(struct symbolizer *sz, size_t all, size_t user)
+{
+	sz->mod_bytes_max = all;
+	sz->user_bytes_max = user;
 }
 
 size_t symbolizer__nmodules(const struct symbolizer *sz)
@@ -286,6 +313,72 @@ static const char *basename_of(const char *path)
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
+}
+
+static size_t module_cost(const struct module *m);
+static void module_destroy(struct symbolizer *sz, struct module *m);
+
+/* what the tables of a module about to be made will take */
+static size_t tables_cost(const struct elf_module *elf,
+			  const struct cfi_table *cfi)
+{
+	return elf_module__nsyms(elf) * 64 +
+	       (cfi ? cfi_table__bytes(cfi) : 0) + sizeof(struct module);
+}
+
+static size_t owner_bytes(const struct symbolizer *sz, uid_t uid)
+{
+	return uid ? (size_t)u64map__get(&sz->owner_bytes, (uint64_t)uid + 1) :
+		     0;
+}
+
+static void charge(struct symbolizer *sz, struct module *m, uid_t uid,
+		   size_t cost)
+{
+	m->cost = cost;
+	m->cost_uid = uid;
+	sz->mod_bytes += cost;
+	if (uid)
+		u64map__put(&sz->owner_bytes, (uint64_t)uid + 1,
+			    owner_bytes(sz, uid) + cost);
+}
+
+static void uncharge(struct symbolizer *sz, const struct module *m)
+{
+	size_t mine = owner_bytes(sz, m->cost_uid);
+
+	sz->mod_bytes -= sz->mod_bytes >= m->cost ? m->cost : sz->mod_bytes;
+	if (m->cost_uid)
+		u64map__put(&sz->owner_bytes, (uint64_t)m->cost_uid + 1,
+			    mine >= m->cost ? mine - m->cost : 0);
+}
+
+/*
+ * Room for cost more bytes of uid's file: idle modules freed (the
+ * longest idle first, uid's own first when uid's share is what is full)
+ * until it fits; false when it cannot.
+ */
+static bool budget_room(struct symbolizer *sz, uid_t uid, size_t cost)
+{
+	for (;;) {
+		bool all_ok = sz->mod_bytes + cost <= sz->mod_bytes_max;
+		bool mine_ok = !uid ||
+			       owner_bytes(sz, uid) + cost <= sz->user_bytes_max;
+		struct module *m, *oldest = NULL;
+
+		if (all_ok && mine_ok)
+			return true;
+		for (m = sz->modules; m; m = m->next) {
+			if (m->refs || m == sz->vdso ||
+			    (!mine_ok && m->cost_uid != uid))
+				continue;
+			if (!oldest || m->idle_since < oldest->idle_since)
+				oldest = m;
+		}
+		if (!oldest)
+			return false;
+		module_destroy(sz, oldest);
+	}
 }
 
 /*
@@ -412,7 +505,8 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 	struct devino *d;
 	struct module *m;
 	struct stat st;
-	uid_t owner;
+	uid_t owner, file_uid;
+	size_t cost;
 	int fd, idlen;
 
 	/* inode 0 (some special files) cannot identify a file */
@@ -427,7 +521,13 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 		m = NULL;
 		goto remember;
 	}
-	owner = fstat(fd, &st) ? (uid_t)-1 : share_owner(&st);
+	if (fstat(fd, &st)) {
+		owner = (uid_t)-1;
+		file_uid = (uid_t)-2;	/* unknown: a user's share */
+	} else {
+		owner = share_owner(&st);
+		file_uid = st.st_uid;
+	}
 	idlen = elf_read_build_id(fd, id, sizeof(id));
 	m = idlen > 0 ? module_by_id(sz, id, (size_t)idlen, owner) : NULL;
 	if (m) {
@@ -452,7 +552,26 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 		m = NULL;
 		goto remember;
 	}
+	cost = tables_cost(elf, cfi);
+	if (!budget_room(sz, file_uid, cost)) {
+		elf_module__free(elf);
+		cfi_table__free(cfi);
+		sz->stats.modules_refused++;
+		if (!sz->refused_said)
+			fprintf(stderr, "warning: the symbol tables of modules "
+				"reached their memory limit (%llu MiB in all, "
+				"%llu MiB for each user's files): %s of uid %u "
+				"and later ones are shown as module+offset\n",
+				(unsigned long long)(sz->mod_bytes_max >> 20),
+				(unsigned long long)(sz->user_bytes_max >> 20),
+				e->path, (unsigned)file_uid);
+		sz->refused_said = true;
+		m = NULL;
+		goto remember;
+	}
 	m = module_for(sz, id, idlen > 0 ? (size_t)idlen : 0, owner, elf);
+	if (m && m->elf == elf)
+		charge(sz, m, file_uid, cost);
 	module_set_cfi(sz, m, cfi);
 remember:
 	if (!e->inode)
@@ -1159,6 +1278,7 @@ static void module_unlink(struct symbolizer *sz, struct module *m)
 
 static void module_destroy(struct symbolizer *sz, struct module *m)
 {
+	uncharge(sz, m);
 	module_unlink(sz, m);
 	if (m->cfi) {
 		size_t b = cfi_table__bytes(m->cfi);

@@ -120,7 +120,14 @@ struct symbolizer_stats {
 	uint64_t cfi_hits;	/* CFI rows found in the row cache */
 	uint64_t cfi_misses;	/* ... looked up by libdw */
 	size_t maps_fallback;	/* maps of gone processes from the fallback */
+	size_t modules_refused;	/* over the modules' memory limits */
+	size_t module_bytes;	/* the modules' tables now (about) */
 };
 void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out);
+/*
+ * The modules' memory limits (bytes of symbol tables and CFI): in all, and
+ * for the files of each user other than root. Defaults 2 GiB and 256 MiB.
+ */
+void symbolizer__set_limits(struct symbolizer *sz, size_t all, size_t user);
 
 #endif /* ASGST_SYMBOLIZE_H */
