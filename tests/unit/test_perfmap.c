@@ -13,11 +13,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "symbols/perfmap.h"
@@ -422,6 +424,86 @@ static void test_file_hostile(void **state)
 	root_free(&r);
 }
 
+/*
+ * A map cut again and again is read afresh at most every
+ * PERFMAP_RESET_MIN_MS: a writer that keeps cutting it cannot have it
+ * parsed whole at every re-read. What was read stays meanwhile.
+ */
+static void test_file_cut(void **state)
+{
+	struct perfmap *pm = perfmap__new(getpid());
+	struct perfmap_stats st;
+	struct root r;
+
+	(void)state;
+	root_make(&r);
+	append(r.map, "1000 10 one\n2000 10 two\n");
+	assert_int_equal(perfmap__refresh(pm, r.fd, NULL), 0);
+	assert_int_equal(truncate(r.map, 12), 0);
+	/* the first cut: read afresh */
+	assert_int_equal(perfmap__refresh(pm, r.fd, NULL), 0);
+	assert_string_equal(find(pm, 0x1000), "one");
+	assert_null(find(pm, 0x2000));
+	append(r.map, "3000 10 three\n");
+	assert_int_equal(perfmap__refresh(pm, r.fd, NULL), 0);
+	assert_int_equal(truncate(r.map, 12), 0);
+	/* cut again at once: put off, what was read kept */
+	assert_int_equal(perfmap__refresh(pm, r.fd, NULL), -EAGAIN);
+	assert_string_equal(find(pm, 0x3000), "three");
+	perfmap__stats(pm, &st);
+	assert_int_equal(st.resets, 1);
+	assert_int_equal(st.resets_put_off, 1);
+	perfmap__free(pm);
+	root_free(&r);
+}
+
+/* root's file is no map of a process that does not run as root (a link
+ * to a root file made at its path) */
+static void test_root_file_other_user(void **state)
+{
+	char path[PATH_MAX];
+	struct perfmap *pm;
+	int sync[2];
+	struct root r;
+	pid_t child;
+	char ch;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	root_make(&r);
+	assert_int_equal(pipe(sync), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(sync[0]);
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(1);
+		if (write(sync[1], "x", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(sync[1]);
+	assert_int_equal(read(sync[0], &ch, 1), 1);
+	close(sync[0]);
+	snprintf(path, sizeof(path), "%s/tmp/perf-%d.map", r.dir, (int)child);
+	append(path, "1000 10 roots\n");
+	pm = perfmap__new(child);
+	assert_non_null(pm);
+	assert_int_equal(perfmap__refresh(pm, r.fd, NULL), -EPERM);
+	assert_null(find(pm, 0x1000));
+	/* the process's own file is read */
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(perfmap__refresh(pm, r.fd, NULL), 0);
+	assert_string_equal(find(pm, 0x1000), "roots");
+	perfmap__free(pm);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	root_free(&r);
+}
+
 static void test_entry_limit(void **state)
 {
 	struct perfmap *pm = perfmap__new(0);
@@ -538,6 +620,8 @@ int main(void)
 		cmocka_unit_test(test_jitdump),
 		cmocka_unit_test(test_file_grows),
 		cmocka_unit_test(test_file_hostile),
+		cmocka_unit_test(test_file_cut),
+		cmocka_unit_test(test_root_file_other_user),
 		cmocka_unit_test(test_entry_limit),
 		cmocka_unit_test(test_jitdump_file),
 		cmocka_unit_test(test_symbolizer),

@@ -77,6 +77,7 @@ struct perfmap {
 	int nuids;
 	bool absent;		/* no file at the last refresh */
 	uint64_t next_ns;	/* rate limit */
+	uint64_t reset_ns;	/* the last time a file was read afresh */
 	struct pm_file f[NSRC];
 	struct pm_seg *seg;
 	size_t nseg;
@@ -719,9 +720,11 @@ static void reset(struct perfmap *pm)
 	pm->st.map_bytes = pm->st.dump_bytes = 0;
 }
 
+/* a file of one of the process's users (root's only for a process that
+ * runs as root: a root file linked to its path is none of its) */
 static bool owner_ok(const struct perfmap *pm, uid_t uid)
 {
-	if (uid == 0 || pm->pid <= 0)
+	if (pm->pid <= 0)
 		return true;
 	for (int i = 0; i < pm->nuids; i++)
 		if (pm->uids[i] == uid)
@@ -751,8 +754,20 @@ static int open_file(struct perfmap *pm, int root_fd, struct pm_file *f,
 		return -EPERM;
 	}
 	if (f->known && (st->st_dev != f->dev || st->st_ino != f->ino ||
-			 (uint64_t)st->st_size < f->done))
+			 (uint64_t)st->st_size < f->done)) {
+		uint64_t now = now_ns();
+
+		if (pm->reset_ns &&
+		    now < pm->reset_ns + PERFMAP_RESET_MIN_MS * 1000000ull) {
+			/* keep what was read until then */
+			pm->st.resets_put_off++;
+			close(fd);
+			return -EAGAIN;
+		}
+		pm->reset_ns = now;
+		pm->st.resets++;
 		reset(pm);
+	}
 	f->dev = st->st_dev;
 	f->ino = st->st_ino;
 	f->known = true;

@@ -33,6 +33,10 @@
 #define PERFMAP_NAME_MAX	4095		/* longer names are cut */
 #define PERFMAP_REREAD_MS	200		/* between re-reads on a miss */
 #define PERFMAP_ABSENT_MS	1000		/* ... when no file exists */
+/* a file replaced or cut is read afresh at most this often (a writer
+ * that keeps cutting its map would have it parsed whole at every
+ * re-read) */
+#define PERFMAP_RESET_MIN_MS	10000
 
 struct perfmap;
 
@@ -45,6 +49,8 @@ struct perfmap_stats {
 	uint64_t map_bytes;	/* bytes of the perf map consumed */
 	uint64_t dump_bytes;	/* bytes of the jitdump consumed */
 	bool capped;		/* a limit was reached: later entries ignored */
+	size_t resets;		/* files replaced or cut, read afresh */
+	size_t resets_put_off;	/* ... kept as read, within the minimum */
 };
 
 /*
