@@ -1354,6 +1354,8 @@ static int write_outputs(struct recording *r)
 	char err[512];
 	int rc, ret = 0;
 
+	pipeline__annotate(r->pl, r->prof);
+
 	for (size_t i = 0; i < r->a.nout; i++) {
 		if (r->a.formats[i] == OUT_RAW) {
 			if (i != r->raw_idx)

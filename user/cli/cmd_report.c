@@ -395,7 +395,8 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "asgst-bpf report: out of memory\n");
 		goto cleanup;
 	}
-	if (decode_recording(&a, &r, pl, prof) || write_report(&a, f, prof))
+	if (decode_recording(&a, &r, pl, prof) ||
+	    (pipeline__annotate(pl, prof), write_report(&a, f, prof)))
 		goto cleanup;
 	if (!a.quiet)
 		fprintf(stderr, "asgst-bpf: %llu samples, %llu lost, %zu stacks "

@@ -157,6 +157,7 @@ struct mapping {
 };
 
 struct pp {
+	const struct profile *p;
 	struct strtab *st;	/* strings and lookup keys */
 	struct u64map strs;	/* string -> index + 1 */
 	const char **strv;	/* index -> string */
@@ -280,28 +281,15 @@ static uint32_t pp_function(struct pp *pp, const char *name,
 }
 
 /*
- * The module's GNU build-id as hex, read from the file on this host (the
- * profile is written on the host it was recorded on); 0 when unreadable.
+ * The module's GNU build-id as hex, as the symbolizer read it from the file
+ * the processes mapped (through their own roots; never a host file looked
+ * up by a path a process chose); 0 when unknown.
  */
-static uint32_t module_build_id(struct pp *pp, const char *path)
+static uint32_t module_build_id(struct pp *pp, const char *module)
 {
-	uint8_t id[64];
-	char hex[2 * sizeof(id) + 1];
-	int fd, n;
+	const char *hex = profile__build_id(pp->p, module);
 
-	if (path[0] != '/')
-		return 0;
-	/* a module path a target chose: never a FIFO or a device */
-	fd = safe_open(SAFE_OPEN_HOST, path, 0, ELF_FILE_MAX, NULL, NULL, 0);
-	if (fd < 0)
-		return 0;
-	n = elf_read_build_id(fd, id, sizeof(id));
-	close(fd);
-	if (n <= 0)
-		return 0;
-	for (int i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	return pp_str(pp, hex);
+	return hex ? pp_str(pp, hex) : 0;
 }
 
 static uint32_t pp_mapping(struct pp *pp, const char *module)
@@ -328,7 +316,8 @@ static uint32_t pp_mapping(struct pp *pp, const char *module)
 		pp->cap_maps = nc;
 	}
 	pp->mapv[pp->nmaps] = (struct mapping){ pp_str(pp, is),
-						module_build_id(pp, is), 0, true };
+						module_build_id(pp, module), 0,
+						true };
 	id = ++pp->nmaps;
 	if (pmap_put(&pp->maps, is, id))
 		pp->oom = true;
@@ -537,6 +526,7 @@ int write_pprof(const struct profile *p, FILE *f)
 	bool offcpu = meta->events & ASGST_EVMASK_OFFCPU;
 	int err = -ENOMEM;
 
+	pp.p = p;
 	pp.st = strtab__new();
 	pp.cap_strs = 1024;
 	pp.strv = malloc(pp.cap_strs * sizeof(*pp.strv));

@@ -557,3 +557,14 @@ struct symbolizer *pipeline__symbolizer(struct pipeline *pl)
 {
 	return pl ? pl->sz : NULL;
 }
+
+static void put_build_id(void *ctx, const char *module, const char *hex)
+{
+	profile__set_build_id(ctx, module, hex);
+}
+
+void pipeline__annotate(struct pipeline *pl, struct profile *p)
+{
+	if (pl && pl->sz && p)
+		symbolizer__each_build_id(pl->sz, put_build_id, p);
+}

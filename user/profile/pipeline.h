@@ -87,6 +87,9 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush);
  * weighed up to then (at least to the newest record), then all is decoded */
 void pipeline__finish(struct pipeline *pl, uint64_t end_ns);
 void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out);
+/* what the outputs need beside the stacks (the modules' build-ids, as
+ * read through the processes' roots) into p, before it is written */
+void pipeline__annotate(struct pipeline *pl, struct profile *p);
 /* the symbolizer's figures (modules, CFI memory and row cache) */
 struct symbolizer_stats;
 void pipeline__symbolizer_stats(const struct pipeline *pl,

@@ -15,6 +15,7 @@
 #include "profile/profile.h"
 #include "sampler.h"
 #include "util/strtab.h"
+#include "util/u64map.h"
 
 /* a stack's two independent 64-bit hashes: equal in both is equal (see
  * add_key) */
@@ -32,6 +33,9 @@ struct profile {
 	uint32_t *slots;	/* index + 1, 0 = empty */
 	size_t nslots;		/* power of two */
 	struct icache_ent *icache;	/* see intern(); NULL until needed */
+	/* module path -> its build-id in hex, both interned, as the
+	 * symbolizer read them through the processes' roots */
+	struct u64map build_ids;
 };
 
 /* a string pointer as added, and its interned copy */
@@ -67,8 +71,27 @@ void profile__free(struct profile *p)
 	free(p->hashes);
 	free(p->slots);
 	free(p->icache);
+	u64map__free(&p->build_ids);
 	strtab__free(p->strtab);
 	free(p);
+}
+
+int profile__set_build_id(struct profile *p, const char *module,
+			  const char *hex)
+{
+	const char *m = strtab__intern(p->strtab, module);
+	const char *h = strtab__intern(p->strtab, hex);
+
+	if (!m || !h)
+		return -ENOMEM;
+	return u64map__put(&p->build_ids, (uint64_t)(uintptr_t)m,
+			   (uint64_t)(uintptr_t)h);
+}
+
+const char *profile__build_id(const struct profile *p, const char *module)
+{
+	return (const char *)(uintptr_t)u64map__get(&p->build_ids,
+						    (uint64_t)(uintptr_t)module);
 }
 
 void profile__reset(struct profile *p)

@@ -36,6 +36,15 @@ struct profile_stack {
 struct profile;
 
 struct profile *profile__new(void);
+/*
+ * The GNU build-id (hex) of a module path, as the symbolizer read it from
+ * the file the processes mapped (through their own roots): for the pprof
+ * mappings. set: 0 / -ENOMEM. get: module is a string of the profile's (a
+ * frame's module); NULL when unknown.
+ */
+int profile__set_build_id(struct profile *p, const char *module,
+			  const char *hex);
+const char *profile__build_id(const struct profile *p, const char *module);
 void profile__free(struct profile *p);
 /*
  * The next period of a recording (--switch-output): every stack is dropped

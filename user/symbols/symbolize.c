@@ -65,6 +65,7 @@ struct module {
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
 	uid_t owner;
+	bool in_bids;			/* in the build-id table */
 	/* what its tables take (module_cost), charged to the file's owner */
 	size_t cost;
 	uid_t cost_uid;
@@ -130,7 +131,10 @@ struct symbolizer {
 	void *maps_fallback_ctx;
 	/* the modules' tables: in all, and per owner of their files */
 	size_t mod_bytes, mod_bytes_max, user_bytes_max;
-	struct u64map owner_bytes;	/* uid + 1 -> bytes */
+	struct u64map owner_bytes;	/* uid -> bytes + 1 */
+	/* module path (interned) -> its build-id in hex (interned), and
+	 * path -> 1 when that came from a file of root's */
+	struct u64map path_bids, path_bid_root;
 	bool refused_said;
 };
 
@@ -216,6 +220,8 @@ void symbolizer__free(struct symbolizer *sz)
 	kallsyms__free(sz->ks);
 	cfi_cache__free(sz->cfi_cache);
 	u64map__free(&sz->owner_bytes);
+	u64map__free(&sz->path_bids);
+	u64map__free(&sz->path_bid_root);
 	free(sz->sym_cache);
 	free(sz->pc_cache);
 	free(sz->debug_root);
@@ -326,10 +332,17 @@ static size_t tables_cost(const struct elf_module *elf,
 	       (cfi ? cfi_table__bytes(cfi) : 0) + sizeof(struct module);
 }
 
+/* a user's bytes (kept + 1 in owner_bytes: 0 there is no entry) */
 static size_t owner_bytes(const struct symbolizer *sz, uid_t uid)
 {
-	return uid ? (size_t)u64map__get(&sz->owner_bytes, (uint64_t)uid + 1) :
-		     0;
+	uint64_t v = uid ? u64map__get(&sz->owner_bytes, (uint64_t)uid) : 0;
+
+	return v ? (size_t)(v - 1) : 0;
+}
+
+static void set_owner_bytes(struct symbolizer *sz, uid_t uid, size_t bytes)
+{
+	u64map__put(&sz->owner_bytes, (uint64_t)uid, (uint64_t)bytes + 1);
 }
 
 static void charge(struct symbolizer *sz, struct module *m, uid_t uid,
@@ -339,8 +352,7 @@ static void charge(struct symbolizer *sz, struct module *m, uid_t uid,
 	m->cost_uid = uid;
 	sz->mod_bytes += cost;
 	if (uid)
-		u64map__put(&sz->owner_bytes, (uint64_t)uid + 1,
-			    owner_bytes(sz, uid) + cost);
+		set_owner_bytes(sz, uid, owner_bytes(sz, uid) + cost);
 }
 
 static void uncharge(struct symbolizer *sz, const struct module *m)
@@ -349,8 +361,8 @@ static void uncharge(struct symbolizer *sz, const struct module *m)
 
 	sz->mod_bytes -= sz->mod_bytes >= m->cost ? m->cost : sz->mod_bytes;
 	if (m->cost_uid)
-		u64map__put(&sz->owner_bytes, (uint64_t)m->cost_uid + 1,
-			    mine >= m->cost ? mine - m->cost : 0);
+		set_owner_bytes(sz, m->cost_uid,
+				mine >= m->cost ? mine - m->cost : 0);
 }
 
 /*
@@ -418,8 +430,6 @@ static struct module *module_for(struct symbolizer *sz, const uint8_t *id,
 	uint32_t h = 0;
 	size_t i;
 
-	if (owner == (uid_t)-1)
-		idlen = 0;
 	m = module_by_id(sz, id, idlen, owner);
 	if (m) {
 		elf_module__free(elf);
@@ -438,8 +448,11 @@ static struct module *module_for(struct symbolizer *sz, const uint8_t *id,
 		memcpy(m->build_id, id, idlen);
 		m->build_id_len = idlen;
 		m->owner = owner;
+	}
+	if (idlen && owner != (uid_t)-1) {
 		m->bid_next = sz->bids[h];
 		sz->bids[h] = m;
+		m->in_bids = true;
 	}
 	m->next = sz->modules;
 	sz->modules = m;
@@ -588,6 +601,44 @@ remember:
 	return m;
 }
 
+/*
+ * The build-id a module path has, for the pprof mappings: the first file
+ * seen at that path, or a file of root's over a user's (the same path in
+ * a user's container should not name the host's library with its id).
+ */
+static void note_build_id(struct symbolizer *sz, const char *path,
+			  const struct module *m)
+{
+	uint64_t k = (uint64_t)(uintptr_t)path;
+	bool root = m->cost_uid == 0 && m->cost;
+	char hex[2 * ELF_BUILD_ID_MAX + 1];
+	const char *h;
+
+	if (!m->build_id_len || !path ||
+	    (u64map__get(&sz->path_bids, k) &&
+	     (!root || u64map__get(&sz->path_bid_root, k))))
+		return;
+	elf_build_id_hex(m->build_id, m->build_id_len, hex);
+	h = strtab__intern(sz->st, hex);
+	if (!h || u64map__put(&sz->path_bids, k, (uint64_t)(uintptr_t)h))
+		return;
+	if (root)
+		u64map__put(&sz->path_bid_root, k, 1);
+}
+
+void symbolizer__each_build_id(const struct symbolizer *sz,
+			       void (*fn)(void *ctx, const char *module,
+					  const char *hex),
+			       void *ctx)
+{
+	const struct u64map *b = &sz->path_bids;
+
+	for (size_t i = 0; i < b->cap; i++)
+		if (b->vals[i])
+			fn(ctx, (const char *)(uintptr_t)b->keys[i],
+			   (const char *)(uintptr_t)b->vals[i]);
+}
+
 /* the vdso image of pid, read from its memory; one for all processes */
 static struct module *resolve_vdso(struct symbolizer *sz, pid_t pid,
 				   const struct maps_entry *e)
@@ -697,6 +748,8 @@ static int proc_load(struct symbolizer *sz, struct proc *p, char *text,
 			jvm |= q->m.is_jvm;
 			if (e->x)
 				q->mod = resolve_module(sz, mf_pid, root_fd, e);
+			if (q->mod)
+				note_build_id(sz, q->m.path, q->mod);
 		} else if (e->x && strcmp(e->path, "[vdso]") == 0) {
 			q->mod = mf_pid > 0 ? resolve_vdso(sz, mf_pid, e) :
 				 resolve_own_vdso(sz, e);
@@ -1247,7 +1300,7 @@ static void module_unlink(struct symbolizer *sz, struct module *m)
 			*pp = m->next;
 			break;
 		}
-	if (m->build_id_len) {
+	if (m->in_bids) {
 		uint32_t h = 0;
 
 		for (size_t i = 0; i < m->build_id_len; i++)

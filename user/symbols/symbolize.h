@@ -129,5 +129,14 @@ void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out
  * for the files of each user other than root. Defaults 2 GiB and 256 MiB.
  */
 void symbolizer__set_limits(struct symbolizer *sz, size_t all, size_t user);
+/*
+ * fn(ctx, module path, build-id hex) for each module path whose file had a
+ * build-id, read through the processes' roots (a file of root's preferred
+ * where paths are alike); both strings interned in the symbolizer's strtab
+ */
+void symbolizer__each_build_id(const struct symbolizer *sz,
+			       void (*fn)(void *ctx, const char *module,
+					  const char *hex),
+			       void *ctx);
 
 #endif /* ASGST_SYMBOLIZE_H */
