@@ -111,6 +111,44 @@ static char *unescape(const char *s, size_t len)
 	return out;
 }
 
+/* fold "." and ".." and repeated slashes: "/a/./b/../c" -> "/a/c" */
+static size_t fold(const char *in, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	if (cap < 2)
+		return 0;
+	out[o++] = '/';
+	while (*in) {
+		const char *c;
+		size_t n;
+
+		while (*in == '/')
+			in++;
+		c = in;
+		while (*in && *in != '/')
+			in++;
+		n = (size_t)(in - c);
+		if (!n || (n == 1 && c[0] == '.'))
+			continue;
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			while (o > 1 && out[o - 1] != '/')
+				o--;
+			if (o > 1)
+				o--;
+			continue;
+		}
+		if (o + (o > 1) + n + 1 > cap)
+			return 0;
+		if (o > 1)
+			out[o++] = '/';
+		memcpy(out + o, c, n);
+		o += n;
+	}
+	out[o] = '\0';
+	return o;
+}
+
 /* one line; false when malformed */
 static bool parse_line(const char *s, const char *end, struct mount_ent *m)
 {
@@ -118,6 +156,7 @@ static bool parse_line(const char *s, const char *end, struct mount_ent *m)
 	size_t l[5], n;
 	uint64_t major, minor;
 	const char *colon;
+	char *raw;
 
 	memset(m, 0, sizeof(*m));
 	/* id parent major:minor root point */
@@ -153,9 +192,18 @@ static bool parse_line(const char *s, const char *end, struct mount_ent *m)
 	memcpy(m->fstype, sep, n);
 	m->fstype[n] = '\0';
 	/* the type itself may be escaped too; none we look for is */
-	m->point = unescape(f[4], l[4]);
-	if (!m->point)
+	/* folded like the paths tested against it ("//a/./b" is "/a/b") */
+	raw = unescape(f[4], l[4]);
+	if (!raw)
 		return false;
+	m->point = malloc(strlen(raw) + 2);
+	if (!m->point || !fold(raw, m->point, strlen(raw) + 2)) {
+		free(raw);
+		free(m->point);
+		m->point = NULL;
+		return false;
+	}
+	free(raw);
 	m->risky = mounts__fstype_risky(m->fstype);
 	return true;
 }
@@ -214,44 +262,6 @@ static bool at_or_below(const char *path, size_t pl, const char *dir)
 		return true;
 	return pl >= dl && !memcmp(path, dir, dl) &&
 	       (pl == dl || path[dl] == '/');
-}
-
-/* fold "." and ".." and repeated slashes: "/a/./b/../c" -> "/a/c" */
-static size_t fold(const char *in, char *out, size_t cap)
-{
-	size_t o = 0;
-
-	if (cap < 2)
-		return 0;
-	out[o++] = '/';
-	while (*in) {
-		const char *c;
-		size_t n;
-
-		while (*in == '/')
-			in++;
-		c = in;
-		while (*in && *in != '/')
-			in++;
-		n = (size_t)(in - c);
-		if (!n || (n == 1 && c[0] == '.'))
-			continue;
-		if (n == 2 && c[0] == '.' && c[1] == '.') {
-			while (o > 1 && out[o - 1] != '/')
-				o--;
-			if (o > 1)
-				o--;
-			continue;
-		}
-		if (o + (o > 1) + n + 1 > cap)
-			return 0;
-		if (o > 1)
-			out[o++] = '/';
-		memcpy(out + o, c, n);
-		o += n;
-	}
-	out[o] = '\0';
-	return o;
 }
 
 const struct mount_ent *mount_table__path_risky(const struct mount_table *t,
