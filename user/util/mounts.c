@@ -313,6 +313,7 @@ struct ns_cache {
 	dev_t dev;
 	ino_t ino;
 	bool live;
+	bool self;		/* read from our own view */
 	int fd;			/* its mountinfo, for poll() */
 	uint64_t used;		/* for eviction */
 	struct mount_table t;
@@ -320,6 +321,7 @@ struct ns_cache {
 
 static struct ns_cache cache[NS_CACHE];
 static uint64_t use_clock;
+static struct stat self_ns;	/* the recorder's own mount namespace */
 
 static void ns_drop(struct ns_cache *c)
 {
@@ -397,12 +399,22 @@ static struct ns_cache *ns_get(pid_t pid, bool force)
 	struct ns_cache *c = NULL, *victim = &cache[0];
 	struct stat st;
 
-	if (pid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/ns/mnt");
-	if (stat(path, &st))
+	if (!self_ns.st_ino && stat("/proc/self/ns/mnt", &self_ns))
 		return NULL;
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+		if (stat(path, &st))
+			return NULL;
+	} else {
+		st = self_ns;
+	}
+	/*
+	 * Our own namespace is read from our own view, which shows every
+	 * mount from the host's root; a process's view shows only what is
+	 * under its root (a chroot's own root mount is missing).
+	 */
+	if (st.st_dev == self_ns.st_dev && st.st_ino == self_ns.st_ino)
+		pid = 0;
 	for (int i = 0; i < NS_CACHE; i++) {
 		if (cache[i].live && cache[i].dev == st.st_dev &&
 		    cache[i].ino == st.st_ino) {
@@ -425,6 +437,7 @@ static struct ns_cache *ns_get(pid_t pid, bool force)
 		ns_drop(victim);
 		c = victim;
 		c->live = true;
+		c->self = pid <= 0;
 		c->fd = fd;
 		c->dev = st.st_dev;
 		c->ino = st.st_ino;
@@ -469,12 +482,6 @@ int mounts__check_fd(pid_t pid, int fd, char *why, size_t whylen)
 		c = ns_get(pid, true);	/* perhaps mounted since */
 	if (!m && c)
 		m = mount_table__find_id(&c->t, id);
-	if (!m && pid > 0) {
-		/* the mount above a chroot is not in its table: ours? */
-		c = ns_get(0, false);
-		if (c)
-			m = mount_table__find_id(&c->t, id);
-	}
 	if (!m)
 		return err__set(why, whylen, -EREMOTE,
 				"is on a mount its mount table does not show (refused)");
@@ -487,9 +494,24 @@ int mounts__check_path(pid_t pid, const char *path, char *why, size_t whylen)
 {
 	const struct mount_ent *m;
 	struct ns_cache *c = ns_get(pid, false);
+	char root[8], lp[64];
+	ssize_t n;
 
 	if (!c)
 		return 0;	/* the walk still checks every mount */
+	/*
+	 * Mount points are paths from the root of whoever read the table:
+	 * ours. Only a process in our namespace with our root sees the same
+	 * paths; for the others, the walk alone decides.
+	 */
+	if (!c->self)
+		return 0;
+	if (pid > 0) {
+		snprintf(lp, sizeof(lp), "/proc/%d/root", (int)pid);
+		n = readlink(lp, root, sizeof(root));
+		if (n != 1 || root[0] != '/')
+			return 0;
+	}
 	m = mount_table__path_risky(&c->t, path);
 	return m ? refuse(m, why, whylen) : 0;
 }

@@ -15,7 +15,9 @@
  * /proc/PID/ns/mnt) with their mountinfo file kept open: poll() on it
  * says when the namespace's mounts changed, and only then is it read
  * again. Mount ids are unique on the host while the mount exists, so a
- * fresh table classifies any mount id it lists.
+ * fresh table classifies any mount id it lists; one it does not list is
+ * refused. The recorder's own namespace is read from its own view (a
+ * chrooted process's view lacks the mount its root is on).
  */
 #ifndef ASGST_MOUNTS_H
 #define ASGST_MOUNTS_H
@@ -80,9 +82,11 @@ int mounts__fd_mnt_id(int fd, uint64_t *id);
 int mounts__check_fd(pid_t pid, int fd, char *why, size_t whylen);
 
 /*
- * The lexical test of mount_table__path_risky() against pid's table (0:
- * the recorder's own): 0, or -EREMOTE with the reason in why. Cheap; a
- * path that passes is still walked with mounts__check_fd() at each mount.
+ * The lexical test of mount_table__path_risky() for a path in pid's root
+ * (0: the recorder's own): 0, or -EREMOTE with the reason in why. Made
+ * only where the table's mount points are paths from that root (pid in
+ * our namespace, not chrooted); elsewhere 0. Cheap; a path that passes
+ * is still walked with mounts__check_fd() at each mount.
  */
 int mounts__check_path(pid_t pid, const char *path, char *why, size_t whylen);
 
