@@ -2,8 +2,9 @@
 # Files on a FUSE file system whose server stops answering (hang_fuse.py:
 # a read-only view of a folder that answers until a trigger file appears,
 # then sleeps on every request). Mounted by nobody when /etc/fuse.conf
-# lets users mount with allow_other, else by root (root's recorder cannot
-# reach another user's FUSE mount without allow_other at all):
+# lets users mount with allow_other and /dev/fuse is open to them, else by
+# root (root's recorder cannot reach another user's FUSE mount without
+# allow_other at all: the kernel refuses it without asking the server):
 # - a victim run by nobody dlopens libhv.so from the mount and spins in it
 #   and in its own hv_spin; the server then hangs. `record -p` and
 #   `record -a` must end on their own (timeout 60 must not have to kill
@@ -115,7 +116,8 @@ cp "$TOP/tests/integration/hang_fuse.py" "$TMP/hang_fuse.py"
 chmod 755 "$TMP/hang_fuse.py"
 
 # ---- the server --------------------------------------------------------------------
-if grep -qs '^[[:space:]]*user_allow_other' /etc/fuse.conf; then
+if grep -qs '^[[:space:]]*user_allow_other' /etc/fuse.conf &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups test -w /dev/fuse; then
 	MOUNTER=nobody
 	chown nobody "$MNT"
 	set -- setpriv --reuid=65534 --regid=65534 --clear-groups
