@@ -210,6 +210,14 @@ static void test_walk(void **state)
 	fd = safe_open(SAFE_OPEN_HOST, path, 0, 16, &st, why, sizeof(why));
 	assert_true(fd >= 0);
 	close(fd);
+	/* /proc's plain links are followed across mounts, magic ones not */
+	fd = safe_open(SAFE_OPEN_HOST, "/dev/shm/../../proc/self/status", 0,
+		       16, &st, why, sizeof(why));
+	assert_true(fd >= 0);
+	close(fd);
+	fd = safe_open(SAFE_OPEN_HOST, "/dev/shm/../../proc/self/exe", 0,
+		       1ull << 40, &st, why, sizeof(why));
+	assert_int_equal(fd, -ELOOP);
 	/* in our own root, as a target's */
 	root = safe_open__root(getpid());
 	assert_true(root >= 0);

@@ -323,6 +323,27 @@ static struct ns_cache cache[NS_CACHE];
 static uint64_t use_clock;
 static struct stat self_ns;	/* the recorder's own mount namespace */
 
+/*
+ * The namespace of each pid asked about, so that a stat of
+ * /proc/PID/ns/mnt is made once a pid, not once a file. A stale one (the
+ * process moved to another namespace, or its pid reused) can only name a
+ * table without the mount asked about: looked up again then.
+ */
+struct pid_memo {
+	pid_t pid;
+	signed char chroot;	/* -1 not known, 0 its root is ours, 1 not */
+	dev_t dev;
+	ino_t ino;
+};
+
+#define PID_MEMO	256
+static struct pid_memo memo[PID_MEMO];
+
+static struct pid_memo *memo_of(pid_t pid)
+{
+	return &memo[(unsigned int)pid % PID_MEMO];
+}
+
 static void ns_drop(struct ns_cache *c)
 {
 	if (c->live)
@@ -335,6 +356,7 @@ void mounts__reset(void)
 {
 	for (int i = 0; i < NS_CACHE; i++)
 		ns_drop(&cache[i]);
+	memset(memo, 0, sizeof(memo));
 }
 
 /* read the whole table again from c->fd */
@@ -393,18 +415,30 @@ static bool ns_changed(struct ns_cache *c)
 }
 
 /* pid's table, fresh (read again if its mounts changed); NULL on error */
-static struct ns_cache *ns_get(pid_t pid, bool force)
+/*
+ * pid's table (0: ours), read again if its mounts changed or reread;
+ * ns_again: the pid's namespace looked up afresh. NULL on error.
+ */
+static struct ns_cache *ns_get(pid_t pid, bool ns_again, bool reread)
 {
 	char path[64];
 	struct ns_cache *c = NULL, *victim = &cache[0];
+	struct pid_memo *pm = pid > 0 ? memo_of(pid) : NULL;
 	struct stat st;
 
 	if (!self_ns.st_ino && stat("/proc/self/ns/mnt", &self_ns))
 		return NULL;
-	if (pid > 0) {
+	if (pm && pm->pid == pid && !ns_again) {
+		st.st_dev = pm->dev;
+		st.st_ino = pm->ino;
+	} else if (pm) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
 		if (stat(path, &st))
 			return NULL;
+		pm->pid = pid;
+		pm->chroot = -1;
+		pm->dev = st.st_dev;
+		pm->ino = st.st_ino;
 	} else {
 		st = self_ns;
 	}
@@ -446,7 +480,7 @@ static struct ns_cache *ns_get(pid_t pid, bool force)
 			ns_drop(c);
 			return NULL;
 		}
-	} else if (ns_changed(c) || force) {
+	} else if (ns_changed(c) || reread) {
 		if (ns_read(c)) {
 			ns_drop(c);
 			return NULL;
@@ -463,25 +497,20 @@ static int refuse(const struct mount_ent *m, char *why, size_t whylen)
 			mounts__fstype_kind(m->fstype), m->fstype, m->point);
 }
 
-int mounts__check_fd(pid_t pid, int fd, char *why, size_t whylen)
+int mounts__check_id(pid_t pid, uint64_t id, char *why, size_t whylen)
 {
 	const struct mount_ent *m = NULL;
 	struct ns_cache *c;
-	uint64_t id;
-	int ret;
 
-	ret = mounts__fd_mnt_id(fd, &id);
-	if (ret)
-		return err__set(why, whylen, -EREMOTE,
-				"its mount cannot be told (%s) (refused)",
-				strerror(-ret));
-	c = ns_get(pid, false);
+	c = ns_get(pid, false, false);
 	if (c)
 		m = mount_table__find_id(&c->t, id);
-	if (!m && c)
-		c = ns_get(pid, true);	/* perhaps mounted since */
-	if (!m && c)
-		m = mount_table__find_id(&c->t, id);
+	if (!m) {
+		/* perhaps mounted since, or the pid is in another namespace */
+		c = ns_get(pid, true, true);
+		if (c)
+			m = mount_table__find_id(&c->t, id);
+	}
 	if (!m)
 		return err__set(why, whylen, -EREMOTE,
 				"is on a mount its mount table does not show (refused)");
@@ -490,10 +519,24 @@ int mounts__check_fd(pid_t pid, int fd, char *why, size_t whylen)
 	return 0;
 }
 
+int mounts__check_fd(pid_t pid, int fd, char *why, size_t whylen)
+{
+	uint64_t id;
+	int ret;
+
+	ret = mounts__fd_mnt_id(fd, &id);
+	if (ret)
+		return err__set(why, whylen, -EREMOTE,
+				"its mount cannot be told (%s) (refused)",
+				strerror(-ret));
+	return mounts__check_id(pid, id, why, whylen);
+}
+
 int mounts__check_path(pid_t pid, const char *path, char *why, size_t whylen)
 {
 	const struct mount_ent *m;
-	struct ns_cache *c = ns_get(pid, false);
+	struct ns_cache *c = ns_get(pid, false, false);
+	struct pid_memo *pm = pid > 0 ? memo_of(pid) : NULL;
 	char root[8], lp[64];
 	ssize_t n;
 
@@ -506,12 +549,13 @@ int mounts__check_path(pid_t pid, const char *path, char *why, size_t whylen)
 	 */
 	if (!c->self)
 		return 0;
-	if (pid > 0) {
+	if (pm && pm->pid == pid && pm->chroot < 0) {
 		snprintf(lp, sizeof(lp), "/proc/%d/root", (int)pid);
 		n = readlink(lp, root, sizeof(root));
-		if (n != 1 || root[0] != '/')
-			return 0;
+		pm->chroot = n != 1 || root[0] != '/';
 	}
+	if (pm && (pm->pid != pid || pm->chroot))
+		return 0;
 	m = mount_table__path_risky(&c->t, path);
 	return m ? refuse(m, why, whylen) : 0;
 }

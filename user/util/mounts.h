@@ -80,6 +80,8 @@ int mounts__fd_mnt_id(int fd, uint64_t *id);
  * is risky or not in the table (also after reading it again).
  */
 int mounts__check_fd(pid_t pid, int fd, char *why, size_t whylen);
+/* the same for a mount id already read */
+int mounts__check_id(pid_t pid, uint64_t id, char *why, size_t whylen);
 
 /*
  * The lexical test of mount_table__path_risky() for a path in pid's root

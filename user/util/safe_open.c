@@ -4,11 +4,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -23,6 +24,10 @@
 /* the walk across mounts: directories deep, links followed */
 #define WALK_DEPTH	64
 #define WALK_LINKS	40
+
+/* the recorder's own "/", opened once, and its mount id */
+static int host_root = -1;
+static uint64_t host_root_mnt;
 
 /* the pid whose root each fd from safe_open__root() is, by fd */
 static pid_t *root_pids;
@@ -171,6 +176,21 @@ static int openat2_retry(int dfd, const char *path, struct open_how *how)
 	return fd < 0 ? -errno : fd;
 }
 
+/* is the /proc link name in dir a magic link? (followed within /proc) */
+static bool is_magic(int dir, const char *name)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV |
+			   RESOLVE_BENEATH,
+	};
+	int fd = openat2_retry(dir, name, &how);
+
+	if (fd >= 0)
+		close(fd);
+	return fd == -ELOOP;
+}
+
 /*
  * Resolve path in root one component at a time, each looked up in a
  * directory whose mount was found safe, each mount crossed checked
@@ -259,8 +279,13 @@ static int walk(int root, const char *path, bool nofollow, pid_t pid,
 			size_t rl = strlen(rest + pos);
 			struct statfs sf;
 
-			/* /proc's links may be magic: their text is not where they lead */
-			if (fstatfs(nfd, &sf) || sf.f_type == PROC_SUPER_MAGIC) {
+			/*
+			 * /proc's links may be magic: their text is not where
+			 * they lead. Such a one is refused; the others
+			 * ("self") are followed by their text.
+			 */
+			if (fstatfs(nfd, &sf) || (sf.f_type == PROC_SUPER_MAGIC &&
+						  is_magic(cur, c))) {
 				close(nfd);
 				ret = resolve_error(ELOOP, why, whylen);
 				goto out;
@@ -341,18 +366,36 @@ static int resolve(int root_fd, const char *path, unsigned int flags,
 	if (root_fd >= 0) {
 		dfd = root_fd;
 		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+	} else if (path[0] == '/') {
+		/* the recorder's own root: opened once, its mount known */
+		if (host_root < 0) {
+			int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+			if (fd < 0)
+				return resolve_error(errno, why, whylen);
+			ret = mounts__fd_mnt_id(fd, &host_root_mnt);
+			if (ret) {
+				close(fd);
+				return err__set(why, whylen, -EREMOTE,
+						"its mount cannot be told (%s) (refused)",
+						strerror(-ret));
+			}
+			host_root = fd;
+		}
+		dfd = host_root;
+		how.resolve = RESOLVE_NO_MAGICLINKS | RESOLVE_IN_ROOT;
 	} else {
-		/* the recorder's own paths, from its root or its cwd */
-		own = open(path[0] == '/' ? "/" : ".",
-			   O_PATH | O_DIRECTORY | O_CLOEXEC);
+		/* a path of the recorder's own, from its cwd */
+		own = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (own < 0)
 			return resolve_error(errno, why, whylen);
 		dfd = own;
 		how.resolve = RESOLVE_NO_MAGICLINKS;
-		if (path[0] == '/')
-			how.resolve |= RESOLVE_IN_ROOT;
 	}
-	ret = mounts__check_fd(pid, dfd, why, whylen);
+	if (dfd == host_root)
+		ret = mounts__check_id(pid, host_root_mnt, why, whylen);
+	else
+		ret = mounts__check_fd(pid, dfd, why, whylen);
 	if (ret)
 		goto out;
 	how.resolve |= RESOLVE_NO_XDEV;
