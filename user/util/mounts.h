@@ -17,7 +17,8 @@
  * again. Mount ids are unique on the host while the mount exists, so a
  * fresh table classifies any mount id it lists; one it does not list is
  * refused. The recorder's own namespace is read from its own view (a
- * chrooted process's view lacks the mount its root is on).
+ * chrooted process's view lacks the mount its root is on). The caches
+ * are not locked: safe_open() is called from the recorder's one thread.
  */
 #ifndef ASGST_MOUNTS_H
 #define ASGST_MOUNTS_H
