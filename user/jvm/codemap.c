@@ -380,7 +380,7 @@ static int follow(struct codemap *cm)
 	int dirfd, fd;
 	ssize_t n;
 
-	dirfd = open(cm->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dirfd = safe_open__root_dir(cm->root);
 	if (dirfd < 0)
 		return 0;
 	fd = safe_open(dirfd, cm->rel, SAFE_OPEN_NOFOLLOW, CM_FILE_LIMIT, &st,
@@ -768,10 +768,10 @@ static int open_common(struct codemap **out, const char *root,
 	display = join_path(root, path);
 	if (!display)
 		return err__set(err, errlen, -ENOMEM, "code map: out of memory");
-	dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dirfd = safe_open__root_dir(root);
 	if (dirfd < 0) {
-		ret = fail_line(err, errlen, -errno, display, pid,
-				strerror(errno));
+		ret = fail_line(err, errlen, dirfd, display, pid,
+				strerror(-dirfd));
 		goto cleanup;
 	}
 	fd = safe_open(dirfd, path, SAFE_OPEN_NOFOLLOW, CM_FILE_LIMIT, &st,

@@ -533,15 +533,14 @@ int jvm_discover__java_home(const char *libjvm, char *out, size_t outlen)
 /* JAVA_VERSION of the JDK at home, read inside the target's root */
 static void read_version(pid_t pid, const char *home, char *out, size_t len)
 {
-	char path[PATH_MAX + 16], buf[8192], root[64];
+	char path[PATH_MAX + 16], buf[8192];
 	int fd, rfd, n;
 
 	out[0] = '\0';
 	if (snprintf(path, sizeof(path), "%s/release", home) >=
 	    (int)sizeof(path))
 		return;
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rfd = safe_open__root(pid);
 	if (rfd < 0)
 		return;
 	/* a FIFO or a device there must not stall or touch anything */

@@ -899,7 +899,6 @@ static int refresh_file(struct perfmap *pm, int root_fd, int src, void *buf)
 
 int perfmap__refresh(struct perfmap *pm, int root_fd, const char *jitdump)
 {
-	char path[64];
 	void *buf = NULL;
 	int own = -1, err, err2 = -ENOENT;
 
@@ -912,10 +911,9 @@ int perfmap__refresh(struct perfmap *pm, int root_fd, const char *jitdump)
 			 "%s", jitdump);
 	}
 	if (root_fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/root", (int)pm->pid);
-		own = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		own = safe_open__root(pm->pid);
 		if (own < 0)
-			return -errno;	/* gone: keep what was read */
+			return own;	/* gone: keep what was read */
 		root_fd = own;
 	}
 	buf = malloc(CHUNK);

@@ -476,25 +476,42 @@ static void module_set_cfi(struct symbolizer *sz, struct module *m,
 static int open_mapping(struct symbolizer *sz, pid_t pid, int root_fd,
 			const struct maps_entry *e)
 {
-	char mf[96];
-	int fd = -ENOENT;
+	char mf[96], why[SAFE_OPEN_WHY_MAX] = "", why2[SAFE_OPEN_WHY_MAX];
+	int fd = -ENOENT, refused = 0;
 
 	if (!e->deleted && root_fd >= 0) {
-		fd = safe_open(root_fd, e->path, 0, ELF_FILE_MAX, NULL, NULL, 0);
+		fd = safe_open(root_fd, e->path, 0, ELF_FILE_MAX, NULL, why,
+			       sizeof(why));
 		if (fd >= 0)
 			sz->stats.open_root++;
+		else if (fd == -EREMOTE)
+			refused = 1;
 	}
 	if (fd < 0 && pid > 0) {
 		/* deleted, replaced or unreachable in the root: the mapped file */
 		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid,
 			 (unsigned long long)e->start, (unsigned long long)e->end);
 		fd = safe_open(SAFE_OPEN_HOST, mf, SAFE_OPEN_PROC_LINK,
-			       ELF_FILE_MAX, NULL, NULL, 0);
+			       ELF_FILE_MAX, NULL, why2, sizeof(why2));
 		if (fd >= 0)
 			sz->stats.open_map_files++;
+		else if (fd == -EREMOTE && !refused) {
+			refused = 1;
+			snprintf(why, sizeof(why), "%s", why2);
+		}
 	}
-	if (fd < 0)
+	if (fd < 0) {
 		sz->stats.open_failed++;
+		/* once a file: a module not opened is remembered */
+		if (refused) {
+			if (pid > 0)
+				fprintf(stderr, "warning: pid %d: %s %s; its frames stay unnamed\n",
+					(int)pid, e->path, why);
+			else
+				fprintf(stderr, "warning: %s %s; its frames stay unnamed\n",
+					e->path, why);
+		}
+	}
 	return fd;
 }
 
@@ -801,7 +818,7 @@ cleanup:
 /* gone, perhaps before /proc was read: the maps the fallback kept */
 static int proc_read_fallback(struct symbolizer *sz, struct proc *p)
 {
-	char path[64], *text = NULL;
+	char *text = NULL;
 	pid_t root_pid = 0;
 	size_t len = 0;
 	int root_fd = -1, err;
@@ -811,8 +828,7 @@ static int proc_read_fallback(struct symbolizer *sz, struct proc *p)
 			      &root_pid))
 		return -ENOENT;
 	if (root_pid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/root", (int)root_pid);
-		root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		root_fd = safe_open__root(root_pid);
 	}
 	if (root_fd < 0)
 		root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -848,8 +864,7 @@ static int proc_read(struct symbolizer *sz, struct proc *p)
 		err = -ESRCH;	/* a zombie's maps are empty: it is gone */
 	if (err)
 		goto fail;
-	snprintf(path, sizeof(path), "/proc/%d/root", (int)p->pid);
-	root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	root_fd = safe_open__root(p->pid);
 	err = proc_load(sz, p, text, len, root_fd, p->pid);
 	if (root_fd >= 0)
 		close(root_fd);
