@@ -6,7 +6,8 @@
 # root (root's recorder cannot reach another user's FUSE mount without
 # allow_other at all: the kernel refuses it without asking the server):
 # - a victim run by nobody dlopens libhv.so from the mount and spins in it
-#   and in its own hv_spin; the server then hangs. `record -p` and
+#   and in its own hv_spin; with --trust-fs TYPE, while the server answers,
+#   the library is read (hvlib_spin named); the server then hangs. `record -p` and
 #   `record -a` must end on their own (timeout 60 must not have to kill
 #   them), name the refused library in one line, and keep the victim's
 #   samples with hv_spin named;
@@ -209,6 +210,14 @@ sys.exit(0 if any(f.get('symbol') == '$3' for s in d['stacks']
 # ---- a library on the mount ------------------------------------------------------
 start_victim setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/hvv" "$MNT/libhv.so"
 grep -qF "$MNT/libhv.so" "/proc/$VPID/maps" || fail "libhv.so is not mapped"
+# while the server answers, --trust-fs with its type reads the library
+FST=$(grep -F " $MNT " /proc/self/mountinfo | sed 's/.* - \([^ ]*\) .*/\1/')
+[ -n "$FST" ] || fail "no file system type for $MNT"
+rec lib-trusted "$VPID" -p "$VPID" --trust-fs "$FST"
+has_sym lib-trusted "$VPID" hvlib_spin
+grep -q "(refused)" "$TMP/lib-trusted.err" &&
+	fail "lib-trusted: --trust-fs $FST still refused: $(cat "$TMP/lib-trusted.err")"
+echo "INFO: --trust-fs $FST: libhv.so read, hvlib_spin named"
 hang
 rec lib "$VPID" -p "$VPID"
 expect lib "$MNT/libhv.so" "FUSE" "(refused)"

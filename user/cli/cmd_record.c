@@ -38,6 +38,7 @@
 #include "output/raw.h"
 #include "output/switch_name.h"
 #include "output/writers.h"
+#include "util/mounts.h"
 
 #define MAX_FREQ	100000
 #define MAX_OUTPUTS	8
@@ -267,6 +268,17 @@ static int opt_ringbuf(const struct cli_call *c, const char *arg)
 	return CLI_OK;
 }
 
+static int opt_trust_fs(const struct cli_call *c, const char *arg)
+{
+	(void)c;
+	if (mounts__trust(arg)) {
+		fprintf(stderr, "asgst-bpf record: --trust-fs: a list of at "
+			"most 255 characters (e.g. nfs4,fuse.fuse-overlayfs)\n");
+		return CLI_BAD;
+	}
+	return CLI_OK;
+}
+
 static int opt_unwind(const struct cli_call *c, const char *arg)
 {
 	struct record_args *a = c->args;
@@ -381,6 +393,14 @@ static const struct cli_option record_opts[] = {
 		"a power of two (default 32, at most 1024): more\n"
 		"for many CPUs at high rates if samples are lost",
 		opt_ringbuf),
+	CLI_OPT("trust-fs", 0, "TYPES",
+		"read the targets' files on these file system\n"
+		"types too (comma list as /proc/self/mountinfo\n"
+		"names them, e.g. nfs4,fuse.fuse-overlayfs): FUSE\n"
+		"and network file systems are refused otherwise,\n"
+		"since one that never answers would stall the\n"
+		"recorder",
+		opt_trust_fs),
 	CLI_FLAG("no-attach", 0,
 		 "do not inject the agent into JVMs without one",
 		 struct record_args, no_attach),

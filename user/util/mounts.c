@@ -30,9 +30,35 @@ static bool is_fuse(const char *fstype)
 	       !strncmp(fstype, "fuse.", 5) || !strcmp(fstype, "virtiofs");
 }
 
+/* file system types the user trusts (record --trust-fs): "a,b,c" */
+static char trusted[256];
+
+int mounts__trust(const char *csv)
+{
+	if (!csv || strlen(csv) >= sizeof(trusted))
+		return -EINVAL;
+	snprintf(trusted, sizeof(trusted), "%s", csv);
+	return 0;
+}
+
+static bool is_trusted(const char *fstype)
+{
+	size_t n = strlen(fstype);
+
+	for (const char *p = trusted; *p;) {
+		const char *c = strchr(p, ',');
+		size_t k = c ? (size_t)(c - p) : strlen(p);
+
+		if (k == n && !memcmp(p, fstype, n))
+			return true;
+		p += k + (c ? 1 : 0);
+	}
+	return false;
+}
+
 bool mounts__fstype_risky(const char *fstype)
 {
-	if (!fstype)
+	if (!fstype || is_trusted(fstype))
 		return false;
 	if (is_fuse(fstype))
 		return true;

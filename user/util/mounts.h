@@ -48,6 +48,13 @@ struct mount_table {
  * the FUSE-based virtiofs) and network file systems. The one list.
  */
 bool mounts__fstype_risky(const char *fstype);
+/*
+ * File system types taken as answering after all (record --trust-fs: an
+ * NFS /home, a rootless container on fuse-overlayfs), a comma list of
+ * exact types as mountinfo names them; before any table is read. 0, or
+ * -EINVAL when too long.
+ */
+int mounts__trust(const char *csv);
 
 /* "FUSE" or "network" for a risky fstype's message */
 const char *mounts__fstype_kind(const char *fstype);
