@@ -1176,14 +1176,48 @@ cleanup:
 	return ret;
 }
 
+/* the host's agent file, as the target would open it */
+struct visible_op {
+	int rootfd;
+	const char *path;	/* absolute */
+	const struct stat *hst;
+};
+
+/*
+ * In the target's rights (as_target): 0 when the target can read the
+ * host's agent file at the same path in its root (the same file: no copy
+ * needed), -ENOENT when another file or none is there, else the open's
+ * error (-EACCES: a folder it may not enter, such as a 0700 home).
+ */
+static int agent_visible(void *arg)
+{
+	const struct visible_op *op = arg;
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat st;
+	int fd, ret;
+
+	fd = (int)syscall(SYS_openat2, op->rootfd, op->path + 1, &how,
+			  sizeof(how));
+	if (fd < 0)
+		return -errno;
+	ret = fstat(fd, &st) ? -errno :
+	      same_file(&st, op->hst) ? 0 : -ENOENT;
+	close(fd);
+	return ret;
+}
+
 int attach__stage_agent(pid_t pid, const char *agent_path, char *target_path,
 			size_t tplen, char *err, size_t errlen)
 {
 	static const char *const dirs[] = { "/tmp", "/dev/shm" };
 	struct target t = { .pidfd = -1, .tmpfd = -1 };
 	char host[PATH_MAX], path[64];
-	struct stat hst, tst;
-	int src = -1, in = -1, rootfd = -1, ret;
+	struct visible_op vis;
+	struct stat hst;
+	int src = -1, rootfd = -1, ret;
 	size_t i;
 
 	if (!realpath(agent_path, host))
@@ -1199,19 +1233,20 @@ int attach__stage_agent(pid_t pid, const char *agent_path, char *target_path,
 	ret = target_open(&t, pid, err, errlen);
 	if (ret)
 		goto cleanup;
-	/* the same file inside the target's root: pass the path as is */
-	in = jvm_discover__open_in_root(pid, host, O_PATH);
-	if (in >= 0 && !fstat(in, &tst) && same_file(&hst, &tst)) {
-		if (snprintf(target_path, tplen, "%s", host) >= (int)tplen)
-			ret = -ENAMETOOLONG;
-		goto cleanup;
-	}
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
 	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		ret = err__set(err, errlen, -errno,
 			       "cannot open the root of JVM %d: %s", (int)pid,
 			       strerror(errno));
+		goto cleanup;
+	}
+	/* the same file inside the target's root, and the JVM's user may
+	 * read it: pass the path as is */
+	vis = (struct visible_op){ rootfd, host, &hst };
+	if (!as_target(&t, agent_visible, &vis)) {
+		if (snprintf(target_path, tplen, "%s", host) >= (int)tplen)
+			ret = -ENAMETOOLONG;
 		goto cleanup;
 	}
 	ret = -ENOENT;
@@ -1233,8 +1268,6 @@ int attach__stage_agent(pid_t pid, const char *agent_path, char *target_path,
 cleanup:
 	if (rootfd >= 0)
 		close(rootfd);
-	if (in >= 0)
-		close(in);
 	if (src >= 0)
 		close(src);
 	target_close(&t);
