@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -1060,8 +1061,14 @@ static int parse_size(const char *s, uint64_t *out)
 static const char *parse_options(const char *options, char *bad, size_t badlen)
 {
 	char buf[1024], *save = NULL, *tok;
+	struct stat ns;
 
-	snprintf(opt.path, sizeof(opt.path), CM_PATH_FMT, (int)getpid());
+	if (!stat("/proc/self/ns/pid", &ns))
+		snprintf(opt.path, sizeof(opt.path), CM_PATH_NS_FMT,
+			 (int)getpid(), (unsigned long long)ns.st_ino);
+	else
+		snprintf(opt.path, sizeof(opt.path), CM_PATH_FMT,
+			 (int)getpid());
 	opt.max_size = CM_DEFAULT_MAX;
 	opt.jdk_max = AGENT_JDK_MAX;
 	if (!options || !*options)

@@ -68,6 +68,13 @@
 #define CM_VERSION_MIN		1	/* oldest version a reader accepts */
 #define CM_HEADER_SIZE		4096u
 #define CM_DEFAULT_MAX		(64u << 20)
+/*
+ * The map's path: the JVM's pid and the inode of its pid namespace
+ * (/proc/self/ns/pid), so that JVMs of the same pid in containers sharing
+ * /dev/shm (a pod's) never meet; CM_PATH_FMT where the namespace cannot
+ * be read (no /proc), and for older agents.
+ */
+#define CM_PATH_NS_FMT		"/dev/shm/asgst-%d-%llu.map"
 #define CM_PATH_FMT		"/dev/shm/asgst-%d.map"
 
 /* cm_file_header.flags */

@@ -48,7 +48,7 @@ agent_run_check() {
 	"$_jh/bin/java" -agentpath:"$AGENT"=loglevel=info -cp "$WL/classes" \
 		AgentWorkload 6 > "$_out" 2>&1 &
 	_pid=$!; bg $_pid
-	_map=/dev/shm/asgst-$_pid.map
+	_map=$(cm_map "$_pid")
 	_n=300
 	while ! grep -qs READY "$_out" && [ $_n -gt 0 ] && kill -0 $_pid 2>/dev/null; do
 		sleep 0.1; _n=$((_n - 1))

@@ -62,8 +62,8 @@ basic_attach() {
 		{ cat "$TMP/out"; fail "attach printed no success line"; }
 	echo "INFO: $(cat "$TMP/out")"
 	[ "$(agent_libs "$_pid")" -eq 1 ] || fail "agent not in the maps of $_pid"
-	wait_file "/dev/shm/asgst-$_pid.map" 100 ||
-		{ cat "$TMP/jvm.out"; fail "/dev/shm/asgst-$_pid.map not written"; }
+	wait_file "$(cm_map "$_pid")" 100 ||
+		{ cat "$TMP/jvm.out"; fail "$(cm_map "$_pid") not written"; }
 	kill -0 "$_pid" || fail "JVM died after the attach"
 
 	# twice: a no-op, still one agent

@@ -21,6 +21,18 @@ cleanup_all() {
 	rm -rf "$TMP"
 }
 
+# cm_map PID [NSPID]: the path, from here, of JVM PID's code map
+# (/dev/shm/asgst-NSPID-PIDNS.map in its root; PIDNS the inode of its pid
+# namespace; NSPID its pid there, PID by default)
+cm_map() {
+	_ns=$(stat -L -c %i "/proc/$1/ns/pid" 2>/dev/null || echo 0)
+	if [ -n "${2:-}" ]; then
+		echo "/proc/$1/root/dev/shm/asgst-$2-$_ns.map"
+	else
+		echo "/dev/shm/asgst-$1-$_ns.map"
+	fi
+}
+
 # stage_public SRC...: copies of files or folders for a process run as
 # another user (nobody), who may not read the checkout (a clone in a 0700
 # home or mktemp -d folder): put in $TMP/pub, readable by all, removed with

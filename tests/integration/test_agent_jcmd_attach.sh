@@ -16,7 +16,7 @@ attach_check() { # JAVA_HOME LABEL
 	_n=300
 	while ! grep -qs READY "$_out" && [ $_n -gt 0 ]; do sleep 0.1; _n=$((_n - 1)); done
 	grep -q READY "$_out" || fail "$_lb: workload not READY"
-	_map=/dev/shm/asgst-$_pid.map
+	_map=$(cm_map "$_pid")
 	# a bad option (jcmd itself parses key=value, so a bare word): one line on stderr, no map, JVM goes on
 	"$_jh/bin/jcmd" $_pid JVMTI.agent_load "$AGENT" bogus > "$TMP/$_lb.j0" 2>&1
 	sleep 0.5

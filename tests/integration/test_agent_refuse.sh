@@ -52,7 +52,9 @@ refuse_at_start() {
 		{ cat "$_err"; fail "$_lb: expected exactly one agent line on stderr"; }
 	grep -q "asgst-agent.*JDK $_maj is not one this agent knows" "$_err" ||
 		{ cat "$_err"; fail "$_lb: the agent's line does not name JDK $_maj"; }
-	[ ! -e "/dev/shm/asgst-$_pid.map" ] || fail "$_lb: map left behind"
+	for _m in /dev/shm/asgst-"$_pid".map /dev/shm/asgst-"$_pid"-*.map; do
+		[ ! -e "$_m" ] || fail "$_lb: map $_m left behind"
+	done
 	echo "INFO: $_lb: refused at start: $(grep "^asgst-agent\[" "$_err")"
 }
 

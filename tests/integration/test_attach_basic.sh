@@ -30,7 +30,7 @@ if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
 	[ "$(agent_libs "$NB")" -eq 1 ] || fail "agent not mapped by nobody's JVM"
 	[ "$(stat -c %U "/tmp/.java_pid$NB")" = nobody ] || fail "listener socket not nobody's"
 	[ -e "/.attach_pid$NB" ] && fail "trigger file left in /"
-	wait_file "/dev/shm/asgst-$NB.map" 100 || fail "nobody's JVM wrote no map"
+	wait_file "$(cm_map "$NB")" 100 || fail "nobody's JVM wrote no map"
 	kill "$NB"
 else
 	echo "INFO: no 'nobody' user or setpriv: other-user attach not tested"

@@ -57,7 +57,7 @@ echo "INFO: namespaced JVM: host pid $P, pid $NSPID inside"
 run_bounded "$ASGST" attach "$P"
 [ "$RC" -eq 0 ] || { cat "$TMP/out" "$TMP/ns1.out"; fail "attach into the namespaced JVM failed"; }
 echo "INFO: $(cat "$TMP/out")"
-grep -q "/proc/$P/root/dev/shm/asgst-$NSPID.map" "$TMP/out" ||
+grep -q "$(cm_map "$P" "$NSPID")" "$TMP/out" ||
 	fail "attach did not name the map's host path"
 # the socket came up in the JVM's /tmp, not ours
 [ -S "/proc/$P/root/tmp/.java_pid$NSPID" ] || fail "no listener socket in the JVM's /tmp"
@@ -67,9 +67,9 @@ cmp -s "/proc/$P/root$COPY" "$AGENT_REAL" || fail "the copy differs from the age
 awk -v c="$COPY" '$6 == c { ok = 1 } END { exit !ok }' "/proc/$P/maps" ||
 	fail "the JVM did not map the copy $COPY"
 [ "$(agent_libs "$P")" -eq 1 ] || fail "not exactly one agent mapped"
-wait_file "/proc/$P/root/dev/shm/asgst-$NSPID.map" 100 ||
+wait_file "$(cm_map "$P" "$NSPID")" 100 ||
 	{ cat "$TMP/ns1.out"; fail "no map in the JVM's /dev/shm"; }
-echo "INFO: map $(stat -c %s "/proc/$P/root/dev/shm/asgst-$NSPID.map") bytes in the JVM's /dev/shm"
+echo "INFO: map $(stat -c %s "$(cm_map "$P" "$NSPID")") bytes in the JVM's /dev/shm"
 
 # twice: a no-op; forced: the same copy, still one agent
 run_bounded "$ASGST" attach "$P"

@@ -42,7 +42,7 @@ map_field() {
 	python3 -c 'import struct, sys
 with open(sys.argv[1], "rb") as f:
     print(struct.unpack_from("<Q", f.read(64), int(sys.argv[2]))[0])' \
-		"/proc/$1/root/dev/shm/asgst-$1.map" "$2"
+		"$(cm_map "$1" "$1")" "$2"
 }
 
 # record_big LABEL PID: record 15 s late-attached, with --stats

@@ -25,7 +25,7 @@ CHECK_CHURN="python3 $TOP/tests/integration/churn_check.py"
 sample() {
 	_t=0
 	while kill -0 "$2" 2>/dev/null; do
-		_m=$(stat -c %s "/dev/shm/asgst-$1.map" 2>/dev/null || echo 0)
+		_m=$(stat -c %s "$(cm_map "$1")" 2>/dev/null || echo 0)
 		_r=$(awk '/^VmRSS:/ { print $2 }' "/proc/$2/status" 2>/dev/null)
 		[ -n "$_r" ] && echo "$_t $_m $_r" >> "$3"
 		sleep 5
@@ -68,7 +68,7 @@ record_churn() {
 	_drop=$(echo "$_h" | sed -n 's/.* dropped=\([0-9]*\).*/\1/p')
 	_gen=$(echo "$_h" | sed -n 's/.* generation=\([0-9]*\).*/\1/p')
 	_wp=$(echo "$_h" | sed -n 's/.* write_pos=\([0-9]*\).*/\1/p')
-	_sz=$(stat -c %s "/dev/shm/asgst-$_p.map")
+	_sz=$(stat -c %s "$(cm_map "$_p")")
 	echo "INFO: $_lb: map generation $_g0 -> $_gen while recording, write_pos $_wp bytes, file $_sz bytes ($((_sz / 1048576)) MiB), dropped $_drop"
 	[ "$_drop" = 0 ] || { echo "FAIL: $_lb: $_drop records dropped"; rc=1; }
 	[ "${_gen:-0}" -gt "$_g0" ] ||

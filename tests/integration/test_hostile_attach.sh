@@ -169,7 +169,7 @@ RJ=$JVM_PID
 # do not disturb its decode)
 run_bounded "$ASGST" attach "$RJ"
 [ "$RC" -eq 0 ] || { cat "$TMP/out"; fail "attach to root's JVM failed"; }
-wait_file "/dev/shm/asgst-$RJ.map" 100 || fail "root's JVM wrote no map"
+wait_file "$(cm_map "$RJ")" 100 || fail "root's JVM wrote no map"
 sleep 1
 rm -f "$PUB/marks/sigquit"
 timeout 120 "$ASGST" record -a -F 199 -d 6 --stats -o "$TMP/all.json" > "$TMP/rec.log" 2>&1

@@ -4,7 +4,8 @@
 # - a stripped program's .gnu_debuglink target (the program run by nobody),
 # - a build-id debug file under /usr/lib/debug/.build-id inside a chroot,
 # - the program's own path (a FIFO mounted over it in its mount namespace),
-# - the code map /dev/shm/asgst-PID.map of a fake JVM (libjvm.so mapped),
+# - the code map /dev/shm/asgst-PID-PIDNS.map of a fake JVM (libjvm.so
+#   mapped, and its map once it is there),
 #   plus a forged map owned by another user.
 # Each `record -p PID -d 2` must end on its own (timeout 30 must not have to
 # kill it), write the target's samples and, where a file is refused, say
@@ -42,9 +43,15 @@ EOF
 cat > "$TMP/libjvm.c" <<'EOF'
 int fake_jvm_marker(void) { return 42; }
 EOF
+# the fake JVM maps its code map once one is there, as the agent does (the
+# recorder takes only a map the JVM maps)
 cat > "$TMP/fakejvm.c" <<'EOF'
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 volatile unsigned long sink;
 __attribute__((noinline)) void fj_spin(void)
@@ -52,10 +59,34 @@ __attribute__((noinline)) void fj_spin(void)
 	for (unsigned long i = 0; i < 100000000ul; i++)
 		sink += i;
 }
+static void *map_it(void *arg)
+{
+	char path[128];
+	struct stat ns, st;
+
+	(void)arg;
+	if (stat("/proc/self/ns/pid", &ns))
+		return NULL;
+	snprintf(path, sizeof(path), "/dev/shm/asgst-%d-%llu.map",
+		 (int)getpid(), (unsigned long long)ns.st_ino);
+	for (;;) {
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
+
+		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		    mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) != MAP_FAILED)
+			return NULL;
+		if (fd >= 0)
+			close(fd);
+		usleep(20000);
+	}
+}
 int main(int argc, char **argv)
 {
+	pthread_t th;
+
 	if (argc < 2 || !dlopen(argv[1], RTLD_NOW))
 		return 1;
+	pthread_create(&th, NULL, map_it, NULL);
 	printf("READY %d\n", (int)getpid());
 	fflush(stdout);
 	for (;;)
@@ -74,7 +105,7 @@ objcopy --add-section .asgst_pad="$TMP/pad.bin" "$TMP/victim.dbg0" "$U/victim.de
 cp "$U/victim.debug" "$TMP/victim.debug.good"
 chown nobody "$U/victim" "$U/victim.debug"
 cc -shared -fPIC "$TMP/libjvm.c" -o "$TMP/libjvm.so" || fail "cc libjvm"
-cc $CF "$TMP/fakejvm.c" -o "$TMP/fakejvm" -ldl || fail "cc fakejvm"
+cc $CF "$TMP/fakejvm.c" -o "$TMP/fakejvm" -ldl -lpthread || fail "cc fakejvm"
 
 # start CMD... in the background as a victim; sets VPID
 start_victim() {
@@ -244,7 +275,7 @@ EOF
 }
 fake_jvm() {
 	start_victim "$TMP/fakejvm" "$TMP/libjvm.so"
-	MAP="/dev/shm/asgst-$VPID.map"
+	MAP=$(cm_map "$VPID")
 	rm -f "$MAP"
 }
 

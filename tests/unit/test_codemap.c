@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -1025,27 +1026,43 @@ static void test_open_pid(void **state)
 {
 	struct codemap *cm = NULL;
 	struct mapw w;
-	char err[600], path[64];
+	char err[600], path[96];
+	struct stat ns;
 	pid_t nspid;
-	int ret;
+	void *m;
+	int ret, fd;
 
 	(void)state;
 	assert_int_equal(codemap__nspid(getpid(), &nspid), 0);
 	assert_true(nspid > 0);
-	snprintf(path, sizeof(path), CM_PATH_FMT, (int)nspid);
+	assert_int_equal(stat("/proc/self/ns/pid", &ns), 0);
+	snprintf(path, sizeof(path), CM_PATH_NS_FMT, (int)nspid,
+		 (unsigned long long)ns.st_ino);
 	if (access("/dev/shm", W_OK)) {
 		skip();
 		return;
 	}
 	build_full(&w, (uint32_t)nspid);
 	write_file(path, w.buf, w.len);
+	/* not mapped by the process (as the agent maps its map): not its
+	 * map, or not yet; looked at again */
+	ret = codemap__open_pid(&cm, getpid(), err, sizeof(err));
+	print_message("%s\n", err);
+	assert_int_equal(ret, -EAGAIN);
+	assert_null(cm);
+	assert_non_null(strstr(err, "not mapped by the JVM"));
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	close(fd);
 	ret = codemap__open_pid(&cm, getpid(), err, sizeof(err));
 	assert_int_equal(ret, 0);
 	assert_int_equal(codemap__writer_pid(cm), nspid);
 	assert_non_null(strstr(codemap__path(cm), "/proc/"));
 	codemap__free(cm);
 	cm = NULL;
-	/* left by another (dead) process */
+	/* left by another (dead) process (the same inode rewritten) */
 	w_hdr(&w)->writer_pid = (uint32_t)nspid + 100000;
 	write_file(path, w.buf, w.len);
 	ret = codemap__open_pid(&cm, getpid(), err, sizeof(err));
@@ -1053,11 +1070,27 @@ static void test_open_pid(void **state)
 	assert_int_equal(ret, -ESTALE);
 	assert_null(cm);
 	assert_non_null(strstr(err, "stale"));
+	munmap(m, 4096);
 	unlink(path);
 	ret = codemap__open_pid(&cm, getpid(), err, sizeof(err));
 	assert_int_equal(ret, -ENOENT);
 	snprintf(path, sizeof(path), "pid %d", (int)getpid());
 	assert_non_null(strstr(err, path));
+	/* the older name, by the pid alone, is still read */
+	snprintf(path, sizeof(path), CM_PATH_FMT, (int)nspid);
+	w_hdr(&w)->writer_pid = (uint32_t)nspid;
+	write_file(path, w.buf, w.len);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	close(fd);
+	ret = codemap__open_pid(&cm, getpid(), err, sizeof(err));
+	assert_int_equal(ret, 0);
+	codemap__free(cm);
+	cm = NULL;
+	munmap(m, 4096);
+	unlink(path);
 	/* a pid that does not exist */
 	ret = codemap__open_pid(&cm, 0x3ffffff0, err, sizeof(err));
 	assert_int_equal(ret, -ESRCH);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jvm/attach.h"
+#include "jvm/codemap.h"
 #include "cli/commands.h"
 #include "jvm/jvm_discover.h"
 
@@ -18,7 +19,8 @@ static const char attach_usage[] =
 "\n"
 "Load the asgst JVMTI agent into the running HotSpot JVM PID (host pid;\n"
 "JVMs in containers work too) through the JVM's attach mechanism. The agent\n"
-"then publishes the JVM's code map in the JVM's /dev/shm/asgst-<pid>.map.\n"
+"then publishes the JVM's code map in the JVM's\n"
+"/dev/shm/asgst-<pid>-<pidns>.map.\n"
 "AGENT_OPTIONS is passed to the agent as is (see the agent's options).\n"
 "A JVM that already has the agent is left alone (success).\n"
 "\n"
@@ -118,16 +120,15 @@ int cmd_attach(int argc, char **argv)
 		goto cleanup;
 	}
 	if (!quiet) {
-		char map[96];
+		char map[160], rel[96] = "";
 		bool inside = info->other_root || info->other_mntns;
 
+		codemap__pid_path((pid_t)pid, info->nspid, rel, sizeof(rel));
 		/* the map's path as seen from here */
 		if (inside)
-			snprintf(map, sizeof(map), "/proc/%ld/root/dev/shm/asgst-%d.map",
-				 pid, (int)info->nspid);
+			snprintf(map, sizeof(map), "/proc/%ld/root%s", pid, rel);
 		else
-			snprintf(map, sizeof(map), "/dev/shm/asgst-%d.map",
-				 (int)info->nspid);
+			snprintf(map, sizeof(map), "%s", rel);
 		printf("attached agent to JVM %ld (pid %d in its namespace%s%s%s): code map %s\n",
 		       pid, (int)info->nspid, info->version[0] ? ", JDK " : "",
 		       info->version, inside ? ", in a container" : "", map);

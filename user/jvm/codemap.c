@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -372,6 +373,8 @@ static int check_owner(const struct stat *st, pid_t pid, const char *display,
  * first open) and go on in the newer generation. 1 switched, 0 not yet
  * (nothing newer there), or -errno with the map failed.
  */
+static int jvm_maps_file(pid_t pid, const struct stat *st);
+
 static int follow(struct codemap *cm)
 {
 	char why[SAFE_OPEN_WHY_MAX];
@@ -392,6 +395,10 @@ static int follow(struct codemap *cm)
 				       sizeof(why))) {
 		close(fd);
 		return cm_fail(cm, EPERM, "its next generation is not the JVM's (refused)");
+	}
+	if (cm->pid > 0 && jvm_maps_file(cm->pid, &st) == 0) {
+		close(fd);
+		return 0;	/* not (yet) a file the JVM maps */
 	}
 	n = pread(fd, &h, sizeof(h), 0);
 	if (n != (ssize_t)sizeof(h) || memcmp(h.magic, CM_MAGIC, 8) ||
@@ -729,7 +736,7 @@ static int jvm_uids(pid_t pid, uid_t uids[3])
 
 /*
  * A map is trusted as the JVM's only when the JVM's user owns it: anyone
- * can create /dev/shm/asgst-<pid>.map before the agent does, and what it
+ * can create /dev/shm/asgst-<pid>-<pidns>.map before the agent does, and what it
  * says decides how that JVM's stacks are read.
  */
 static int check_owner(const struct stat *st, pid_t pid, const char *display,
@@ -753,6 +760,41 @@ static int check_owner(const struct stat *st, pid_t pid, const char *display,
 		 "owned by uid %u, not by uid %u the JVM runs as (refused: remove the file and restart the JVM or attach again)",
 		 (unsigned)st->st_uid, (unsigned)uids[1]);
 	return fail_line(err, errlen, -EPERM, display, pid, why);
+}
+
+/*
+ * Whether pid maps the file st (its device and inode in /proc/PID/maps):
+ * the agent maps its map as soon as it creates it, so a file at the map's
+ * path that the JVM does not map is not its map (another container's with
+ * the same name in a shared /dev/shm, or one planted there). 1 yes, 0 no,
+ * -errno when the maps cannot be read.
+ */
+static int jvm_maps_file(pid_t pid, const struct stat *st)
+{
+	unsigned int want_maj = major(st->st_dev), want_min = minor(st->st_dev);
+	char path[64], line[512];
+	int ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		unsigned long long ino;
+
+		/* start-end perms offset maj:min inode path */
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3 &&
+		    ino == (unsigned long long)st->st_ino && maj == want_maj &&
+		    min == want_min)
+			ret = 1;
+		/* a line longer than the buffer: skip its rest */
+		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
+			;
+	}
+	fclose(f);
+	return ret;
 }
 
 /* root: a directory taken as "/" for path; pid > 0: the JVM the map is of */
@@ -784,6 +826,10 @@ static int open_common(struct codemap **out, const char *root,
 	}
 	if (pid > 0) {
 		ret = check_owner(&st, pid, display, err, errlen);
+		if (!ret && jvm_maps_file(pid, &st) == 0)
+			/* not (yet) the JVM's: looked at again later */
+			ret = fail_line(err, errlen, -EAGAIN, display, pid,
+					"is not mapped by the JVM (another JVM's, or not its map yet)");
 		if (ret) {
 			close(fd);
 			goto cleanup;
@@ -864,10 +910,37 @@ int codemap__nspid(pid_t pid, pid_t *nspid)
 	return ret;
 }
 
+int codemap__pid_path(pid_t pid, pid_t nspid, char *path, size_t len)
+{
+	char ns[64], root[64];
+	struct stat nst;
+
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", (int)pid);
+	if (stat(ns, &nst))
+		return -errno;
+	snprintf(path, len, CM_PATH_NS_FMT, (int)nspid,
+		 (unsigned long long)nst.st_ino);
+	/* the older name where only that one is there */
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	{
+		char full[160], legacy[64];
+
+		snprintf(full, sizeof(full), "%s%s", root, path);
+		snprintf(legacy, sizeof(legacy), CM_PATH_FMT, (int)nspid);
+		if (access(full, F_OK)) {
+			snprintf(full, sizeof(full), "%s%s", root, legacy);
+			if (!access(full, F_OK))
+				snprintf(path, len, "%s", legacy);
+		}
+	}
+	return 0;
+}
+
 int codemap__open_pid(struct codemap **out, pid_t pid, char *err,
 		      size_t errlen)
 {
-	char root[64], path[64];
+	char root[64], path[96], ns[64];
+	struct stat nst;
 	pid_t nspid;
 	int ret;
 
@@ -882,8 +955,19 @@ int codemap__open_pid(struct codemap **out, pid_t pid, char *err,
 				ret == -ENOENT ? "process gone" : strerror(-ret),
 				(int)pid);
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	snprintf(path, sizeof(path), CM_PATH_FMT, (int)nspid);
-	ret = open_common(out, root, path, pid, err, errlen);
+	/* named by its pid and pid namespace; by its pid alone (no /proc
+	 * in its root, an older agent) */
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", (int)pid);
+	ret = -ENOENT;
+	if (!stat(ns, &nst)) {
+		snprintf(path, sizeof(path), CM_PATH_NS_FMT, (int)nspid,
+			 (unsigned long long)nst.st_ino);
+		ret = open_common(out, root, path, pid, err, errlen);
+	}
+	if (ret == -ENOENT) {
+		snprintf(path, sizeof(path), CM_PATH_FMT, (int)nspid);
+		ret = open_common(out, root, path, pid, err, errlen);
+	}
 	if (ret)
 		return ret;
 	if ((*out)->hdr.writer_pid != (uint32_t)nspid) {

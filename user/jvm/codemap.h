@@ -99,6 +99,12 @@ struct codemap_stats {
 int codemap__open(struct codemap **out, const char *root, const char *path,
 		  char *err, size_t errlen);
 /* the map of host pid: /proc/PID/root/dev/shm/asgst-<nspid>.map */
+/*
+ * The code map's path as JVM pid (nspid in its namespace) names it
+ * ("/dev/shm/asgst-NSPID-PIDNS.map", or the older "/dev/shm/asgst-NSPID.map"
+ * where only that one is there), for messages. 0 or -errno.
+ */
+int codemap__pid_path(pid_t pid, pid_t nspid, char *path, size_t len);
 int codemap__open_pid(struct codemap **out, pid_t pid, char *err,
 		      size_t errlen);
 void codemap__free(struct codemap *cm);

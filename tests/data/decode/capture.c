@@ -453,9 +453,14 @@ int main(int argc, char **argv)
 	capture__close(c);
 
 	/* the map as the JVM wrote it, by its namespace pid */
-	snprintf(mp, sizeof(mp), "/proc/%d/root/dev/shm/asgst-%u.map", pid,
-		 nrec ? ((struct asgst_sample_hdr *)recs[0].d)->ns_pid :
-			(unsigned)pid);
+	{
+		char rel[96] = "";
+
+		codemap__pid_path(pid, nrec ? (pid_t)((struct asgst_sample_hdr *)
+						      recs[0].d)->ns_pid : pid,
+				  rel, sizeof(rel));
+		snprintf(mp, sizeof(mp), "/proc/%d/root%s", pid, rel);
+	}
 	if (copy_file(mp, argv[6])) {
 		fprintf(stderr, "capture: cannot copy %s\n", mp);
 		return 1;
