@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "util/mounts.h"
@@ -169,6 +170,11 @@ static void test_own_table(void **state)
 	close(fd);
 	assert_int_equal(mounts__check_path(0, "/usr/lib", why, sizeof(why)), 0);
 	assert_true(mounts__fd_mnt_id(-1, &id) < 0);
+	/* a memfd: on the kernel's own mount, in no table, yet safe */
+	fd = memfd_create("test-mounts", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(mounts__check_fd(getpid(), fd, why, sizeof(why)), 0);
+	close(fd);
 	mounts__reset();
 }
 
