@@ -66,6 +66,40 @@ int cm_fail(struct codemap *cm, int errnum, const char *fmt, ...)
 	return -errnum;
 }
 
+void cm_capped(struct codemap *cm, const char *fmt, ...)
+{
+	va_list ap;
+
+	cm->stats.capped++;
+	if (cm->capmsg[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(cm->capmsg, sizeof(cm->capmsg), fmt, ap);
+	va_end(ap);
+}
+
+void codemap__limits_default(struct codemap_limits *out)
+{
+	out->mem = CODEMAP_MAX_MEM;
+	out->live_threads = CODEMAP_MAX_LIVE_THREADS;
+	out->tid_records = CODEMAP_MAX_TID_RECORDS;
+	out->blobs_at_start = CODEMAP_MAX_BLOBS_AT_START;
+	out->method_versions = CODEMAP_MAX_METHOD_VERSIONS;
+	out->methods = CODEMAP_MAX_METHODS;
+	out->blobs = CODEMAP_MAX_BLOBS;
+}
+
+void codemap__set_limits(struct codemap *cm, const struct codemap_limits *l)
+{
+	if (cm && l)
+		cm->lim = *l;
+}
+
+const char *codemap__capped(const struct codemap *cm)
+{
+	return cm && cm->capmsg[0] ? cm->capmsg : NULL;
+}
+
 /* ---- blob index ---------------------------------------------------------- */
 
 static int blob_cmp(const void *a, const void *b)
@@ -467,6 +501,7 @@ static int reconcile(struct codemap *cm)
 		if (th->epoch == cm->epoch || th->t.end_ns != UINT64_MAX)
 			continue;
 		th->t.end_ns = t > th->t.start_ns ? t : th->t.start_ns;
+		cm->nlive--;
 		cm->stats.reconciled++;
 		if (cm->thread_fn)
 			cm->thread_fn(cm->thread_ctx, &th->t, false);
@@ -581,6 +616,7 @@ void codemap__prune(struct codemap *cm, uint64_t before)
 			struct cm_thr *th = cm->threads[i];
 
 			th->older = u64map_get(&cm->thash, th->t.tid);
+			th->depth = th->older ? th->older->depth + 1 : 1;
 			if (u64map_put(&cm->thash, th->t.tid, th)) {
 				cm_fail(cm, ENOMEM, "out of memory");
 				return;
@@ -621,6 +657,7 @@ static struct codemap *codemap_new(int fd, const char *display, pid_t pid)
 	cm->pid = pid;
 	cm->path = strdup(display);
 	cm->pos = CM_HEADER_SIZE;
+	codemap__limits_default(&cm->lim);
 	if (!cm->path) {
 		cm->fd = -1;
 		codemap__free(cm);
