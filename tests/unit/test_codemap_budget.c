@@ -637,7 +637,7 @@ static int teardown(void **state)
 	return system(cmd) ? -1 : 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_thread_chain),
@@ -649,5 +649,7 @@ int main(void)
 		cmocka_unit_test(test_jthreads_flood_first),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);	/* a test by name */
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
