@@ -575,7 +575,17 @@ static void test_jthreads_share(void **state)
 	/* freeing a JVM's deletes its entries */
 	jthreads__free(jf);
 	assert_int_equal(fake_held(1002), 0);
+	/* one that left the sampler's maps (capture__forget) deletes
+	 * nothing more: its pid may be another process's now */
+	jthreads__forget(js);
+	jthreads__stats(NULL, &st);
+	assert_int_equal(st.held, 1200);
+	assert_int_equal(fake_held(1001), 300);
+	u64map__put(&fake.m, 1001ull << 32 | 100, ++fake.seq);
 	jthreads__free(js);
+	assert_int_equal(fake_held(1001), 300);
+	for (uint32_t i = 0; i < 300; i++)
+		capture__set_jthread(NULL, 1001, 100 + i, NULL);
 	jthreads__free(jl);
 	assert_int_equal(fake.m.n, 0);
 	jthreads__stats(NULL, &st);

@@ -10,8 +10,8 @@
  *   to make room. An LRU would let one JVM's flood of threads push out
  *   other JVMs' threads, whose Java stacks would then decode wrong without
  *   a word. User space deletes what it pushed: a thread's entry at its
- *   end, all of a JVM's when its jthreads is freed (and capture__forget
- *   sweeps a process's when it leaves);
+ *   end, all of a JVM's when its jthreads is freed, or capture__forget
+ *   sweeps them when the process leaves (jthreads__forget);
  * - each JVM has a share: max(JT_MIN_SHARE, entries / JVMs followed now).
  *   A new thread of a JVM at its share is refused (counted; its samples
  *   decode without the JavaThread's words, as for a thread the map never
@@ -41,7 +41,8 @@ struct jthreads {
 	pid_t pid;
 	struct u64map pushed;	/* tid -> JavaThread* pushed: what it holds */
 	const struct codemap *cm;
-	bool failed;		/* out of memory: stop */
+	bool failed;		/* out of memory, or forgotten: stop */
+	bool listed;		/* in pool.all */
 	bool cont_pushed;	/* the JVM's virtual-thread layout */
 	struct jthreads *prev, *next;	/* in pool.all */
 	size_t cursor;		/* where a take-back looks next in pushed */
@@ -188,10 +189,37 @@ struct jthreads *jthreads__new(struct capture *cap, pid_t pid,
 	if (pool.all)
 		pool.all->prev = j;
 	pool.all = j;
+	j->listed = true;
 	pool.jvms++;
 	codemap__set_thread_cb(cm, on_thread, j);
 	jthreads__sync_cont(j);
 	return j;
+}
+
+/* out of the pool: what it holds is no longer counted */
+static void unlist(struct jthreads *j)
+{
+	if (!j->listed)
+		return;
+	j->listed = false;
+	pool.used -= j->pushed.n;
+	u64map__free(&j->pushed);
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		pool.all = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	j->prev = j->next = NULL;
+	pool.jvms--;
+}
+
+void jthreads__forget(struct jthreads *j)
+{
+	if (!j)
+		return;
+	j->failed = true;
+	unlist(j);
 }
 
 void jthreads__free(struct jthreads *j)
@@ -201,20 +229,11 @@ void jthreads__free(struct jthreads *j)
 	if (!j)
 		return;
 	m = &j->pushed;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->vals[i]) {
+	for (size_t i = 0; j->listed && i < m->cap; i++)
+		if (m->vals[i])
 			capture__set_jthread(j->cap, j->pid,
 					     (uint32_t)m->keys[i], NULL);
-			pool.used--;
-		}
-	u64map__free(m);
-	if (j->prev)
-		j->prev->next = j->next;
-	else
-		pool.all = j->next;
-	if (j->next)
-		j->next->prev = j->prev;
-	pool.jvms--;
+	unlist(j);
 	free(j);
 }
 

@@ -25,7 +25,13 @@ struct jthreads *jthreads__new(struct capture *cap, pid_t pid,
 			       struct codemap *cm);
 /* push the virtual-thread layout if the code map has it by now (once) */
 void jthreads__sync_cont(struct jthreads *j);
-/* deletes the entries it pushed */
+/*
+ * The process left the sampler's maps (capture__forget deleted its
+ * entries; its pid may name another process now): push and delete
+ * nothing more, and count nothing as held.
+ */
+void jthreads__forget(struct jthreads *j);
+/* deletes the entries it pushed (unless forgotten) */
 void jthreads__free(struct jthreads *j);
 
 struct jthreads_stats {

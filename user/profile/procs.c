@@ -727,6 +727,7 @@ static void proc_retire(struct pipeline *pl, struct proc_state *ps,
 	}
 	if (pl->cap)
 		capture__forget(pl->cap, r.pid, r.is_jvm);
+	jthreads__forget(r.jts);	/* its entries went with it */
 	proc_slot_clear(pl, ps);
 	pl->procs_n--;
 	r.until_seq = retire_until(pl, r.pid, new_start);
