@@ -632,6 +632,47 @@ static void test_jthreads_flood_first(void **state)
 	jthreads__set_entries(0);
 }
 
+/*
+ * `test_codemap_budget --write-seeds DIR`: a seed of fuzz_codemap past the
+ * per-key caps (records of one tid, blobs at one start, methods at one
+ * Method*), small enough for a fuzzer.
+ */
+static int write_seeds(const char *dir)
+{
+	static const struct tpc pc = { 0x10, 1, { { 0, 3 } } };
+	struct mapw w;
+	char path[PATH_MAX], name[16];
+	uint64_t t = 100;
+	FILE *f;
+
+	w_init(&w, 1);
+	add_vm(&w, 1, 21, "21");
+	for (uint32_t i = 0; i < CODEMAP_MAX_TID_RECORDS + 6; i++)
+		add_thread(&w, t++, 7, 0x1000 + 8ull * i, 0, "");
+	for (uint32_t i = 0; i < 4; i++)
+		add_thread(&w, t++, 7, 0x9000, CM_THREAD_END, "");
+	for (uint32_t i = 0; i < CODEMAP_MAX_BLOBS_AT_START + 3; i++) {
+		uint64_t mp = 0x20000 + 8ull * i;
+
+		add_code(&w, t++, 0x7100000, 0x7100040, mp, 4, 8, 1, &mp, 1,
+			 &pc);
+	}
+	add_unload(&w, t++, 0x7100000, 0x1);
+	add_unload(&w, t++, 0x7100000, 0x20000);
+	for (uint32_t i = 0; i < CODEMAP_MAX_METHOD_VERSIONS + 4; i++) {
+		snprintf(name, sizeof(name), "m%u", i);
+		add_method(&w, t++, 0x30000, "C", name, "()V", "", 1, &line);
+	}
+	snprintf(path, sizeof(path), "%s/caps.map", dir);
+	f = fopen(path, "wb");
+	if (!f || fwrite(w.buf, 1, w.len, f) != w.len || fclose(f)) {
+		perror(path);
+		return 1;
+	}
+	free(w.buf);
+	return 0;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -659,6 +700,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_jthreads_flood_first),
 	};
 
+	if (argc == 3 && !strcmp(argv[1], "--write-seeds"))
+		return write_seeds(argv[2]);
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);	/* a test by name */
 	return cmocka_run_group_tests(tests, setup, teardown);
