@@ -397,6 +397,45 @@ static void test_unload_chain(void **state)
 	free(w.buf);
 }
 
+/*
+ * Blobs piled over one pc: FLOOD/10 code blobs at distinct starts, each
+ * reaching past the same pc. A lookup there would look at them all, at
+ * every sample: it gives up past its budget (counted) and the pc is
+ * unknown code, while a pc under few of them is still found.
+ */
+static void test_find_pileup(void **state)
+{
+	static const struct tpc pc = { 0x10, 1, { { 0, 3 } } };
+	const uint32_t n = FLOOD / 10;
+	const uint64_t base = 0x7100000, top = base + 16ull * n;
+	struct codemap_stats s;
+	struct codemap *cm;
+	struct mapw w;
+
+	(void)state;
+	w_init(&w, 1);
+	add_vm(&w, 1, 21, "21");
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t mp = 0x200000 + 8ull * i;
+
+		add_code(&w, 1000 + i, base + 16ull * i, top + 0x100, mp, 4, 8,
+			 1, &mp, 1, &pc);
+	}
+	cm = open_map(&w, "pileup.map");
+	assert_true(codemap__ok(cm));
+	for (int k = 0; k < 1000; k++)
+		assert_null(codemap__find(cm, top, 0));
+	assert_non_null(codemap__find(cm, base + 16 * 10, 0));
+	assert_int_equal(codemap__find(cm, base + 16 * 10, 0)->start,
+			 base + 16 * 10);
+	stats(cm, &s);
+	print_message("pile-up: %u blobs over one pc, %" PRIu64
+		      " lookups cut\n", n, s.find_cut);
+	assert_int_equal(s.find_cut, 1000);
+	codemap__free(cm);
+	free(w.buf);
+}
+
 /* methods at one Method*: FLOOD versions, each another name */
 static void test_method_versions(void **state)
 {
@@ -694,6 +733,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_thread_chain),
 		cmocka_unit_test(test_live_threads),
 		cmocka_unit_test(test_unload_chain),
+		cmocka_unit_test(test_find_pileup),
 		cmocka_unit_test(test_method_versions),
 		cmocka_unit_test(test_memory_cap),
 		cmocka_unit_test(test_jthreads_share),

@@ -169,8 +169,20 @@ static int reindex(struct codemap *cm)
 	return 0;
 }
 
+/*
+ * A lookup looks at every blob whose range holds pc (of any time): a real
+ * JVM's code cache has a few at one pc (code unloaded and its address
+ * reused within the retention). A map whose blobs pile up over one pc (a
+ * forged one) would make each sample's lookup walk them all: past this
+ * many the lookup gives up (counted, stats.find_cut) and the pc is
+ * unknown code.
+ */
+#define CM_FIND_MAX		4096u
+
 struct find_ctx {
 	uint64_t pc, t;
+	uint32_t left;			/* blobs holding pc it may look at */
+	bool cut;			/* there were more */
 	const struct cm_blob *exact;	/* newest whose lifetime holds t */
 	const struct cm_blob *later;	/* oldest loaded after t */
 };
@@ -184,16 +196,21 @@ static bool newer(const struct cm_blob *a, const struct cm_blob *b)
 static void find_visit(const struct codemap *cm, size_t lo, size_t hi,
 		       struct find_ctx *f)
 {
-	while (lo < hi) {
+	while (lo < hi && !f->cut) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct cm_blob *b = cm->sorted[mid];
 
 		if (cm->maxend[mid] <= f->pc)
 			return;		/* nothing in this subtree reaches pc */
 		find_visit(cm, lo, mid, f);
-		if (b->b.start > f->pc)
+		if (b->b.start > f->pc || f->cut)
 			return;		/* the right side starts later still */
 		if (f->pc < b->b.end) {
+			if (!f->left) {
+				f->cut = true;
+				return;
+			}
+			f->left--;
 			if (b->b.load_ns <= f->t && f->t < b->b.unload_ns) {
 				if (!f->exact || newer(b, f->exact))
 					f->exact = b;
@@ -1061,11 +1078,17 @@ int codemap_method__line(const struct codemap_method *m, int bci)
 const struct codemap_blob *codemap__find(const struct codemap *cm,
 					 uint64_t pc, uint64_t t)
 {
-	struct find_ctx f = { .pc = pc, .t = t ? t : CM_TIME_NOW };
+	struct find_ctx f = { .pc = pc, .t = t ? t : CM_TIME_NOW,
+			      .left = CM_FIND_MAX };
 
 	if (!codemap__ok(cm) || !cm->nsorted)
 		return NULL;
 	find_visit(cm, 0, cm->nsorted, &f);
+	if (f.cut) {
+		/* lookups leave the map as it is, but for this count */
+		((struct codemap *)cm)->stats.find_cut++;
+		return NULL;
+	}
 	/*
 	 * Nothing alive at t: JVMTI posts CompiledMethodLoad after the code
 	 * was installed (and may already run), so the earliest blob loaded

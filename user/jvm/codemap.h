@@ -94,6 +94,8 @@ struct codemap_stats {
 	uint64_t steps;			/* chain links walked applying records
 					   (thread ends, unloads, method
 					   versions, admission counts) */
+	uint64_t find_cut;		/* lookups given up: more blobs over
+					   one pc than a lookup looks at */
 };
 
 /*
