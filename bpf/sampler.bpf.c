@@ -83,11 +83,13 @@ struct stack_range {
 	__u64 hole;	/* end is an unreadable page inside the mapping */
 };
 
-/* JavaThreads of JVMs with the agent (bpf/sampler.h); LRU so the threads
- * of processes gone without a word are pushed out, never the other way */
+/* JavaThreads of JVMs with the agent (bpf/sampler.h). A plain hash, not
+ * an LRU: an insert never evicts another JVM's thread. User space keeps
+ * it (user/jvm/jthreads.c): deletes at a thread's end and a process's,
+ * and a share of the entries per JVM */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASGST_JTHREADS_MAX);
 	__type(key, struct asgst_jthread_key);
 	__type(value, struct asgst_jthread);
 } jthreads SEC(".maps");

@@ -118,6 +118,8 @@ struct asgst_sample_hdr {
  * the JavaThread*, -1 when the JVM has no such field). The merger fills it
  * from the code map's THREAD records and VMStructs offsets.
  */
+#define ASGST_JTHREADS_MAX	65536	/* entries, shared by every JVM */
+
 struct asgst_jthread_key {
 	__u32 tgid;		/* host tgid */
 	__u32 ns_tid;		/* tid as the JVM sees it */

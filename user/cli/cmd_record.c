@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "jvm/attach.h"
+#include "jvm/jthreads.h"
 #include "capture/capture.h"
 #include "capture/sideband.h"
 #include "cli/commands.h"
@@ -782,8 +783,10 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 			uint64_t decode_ns)
 {
 	uint64_t run_ns = 0, run_cnt = 0;
+	struct jthreads_stats jts;
 	struct rusage ru;
 
+	jthreads__stats(NULL, &jts);
 	capture__prog_stats(c, &run_ns, &run_cnt);
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "stats: bpf_run_ns=%llu bpf_run_cnt=%llu "
@@ -806,7 +809,9 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 	/* memory bounded by what is alive (docs/architecture.md) */
 	fprintf(stderr, "stats: procs_seen=%llu procs_live=%llu "
 		"procs_dropped=%llu pid_reuses=%llu sym_procs=%llu "
-		"sym_modules=%llu bpf_map_errors=%llu strtab_kib=%llu\n",
+		"sym_modules=%llu bpf_map_errors=%llu strtab_kib=%llu "
+		"codemap_capped=%llu jthreads_refused=%llu "
+		"jthreads_reclaimed=%llu\n",
 		(unsigned long long)ps->processes,
 		(unsigned long long)ps->procs_live,
 		(unsigned long long)ps->procs_dropped,
@@ -814,7 +819,10 @@ static void print_stats(struct capture *c, const struct pipeline_stats *ps,
 		(unsigned long long)ps->sym_procs,
 		(unsigned long long)ps->sym_modules,
 		(unsigned long long)ps->map_errors,
-		(unsigned long long)ps->strtab_bytes / 1024);
+		(unsigned long long)ps->strtab_bytes / 1024,
+		(unsigned long long)ps->codemap_capped,
+		(unsigned long long)jts.refused,
+		(unsigned long long)jts.reclaimed);
 	capture__offcpu_stats(c, &run_ns, &run_cnt);
 	if (run_cnt) {
 		uint64_t st[ASGST_STAT_MAX] = { 0 };

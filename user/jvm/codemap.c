@@ -67,6 +67,40 @@ int cm_fail(struct codemap *cm, int errnum, const char *fmt, ...)
 	return -errnum;
 }
 
+void cm_capped(struct codemap *cm, const char *fmt, ...)
+{
+	va_list ap;
+
+	cm->stats.capped++;
+	if (cm->capmsg[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(cm->capmsg, sizeof(cm->capmsg), fmt, ap);
+	va_end(ap);
+}
+
+void codemap__limits_default(struct codemap_limits *out)
+{
+	out->mem = CODEMAP_MAX_MEM;
+	out->live_threads = CODEMAP_MAX_LIVE_THREADS;
+	out->tid_records = CODEMAP_MAX_TID_RECORDS;
+	out->blobs_at_start = CODEMAP_MAX_BLOBS_AT_START;
+	out->method_versions = CODEMAP_MAX_METHOD_VERSIONS;
+	out->methods = CODEMAP_MAX_METHODS;
+	out->blobs = CODEMAP_MAX_BLOBS;
+}
+
+void codemap__set_limits(struct codemap *cm, const struct codemap_limits *l)
+{
+	if (cm && l)
+		cm->lim = *l;
+}
+
+const char *codemap__capped(const struct codemap *cm)
+{
+	return cm && cm->capmsg[0] ? cm->capmsg : NULL;
+}
+
 /* ---- blob index ---------------------------------------------------------- */
 
 static int blob_cmp(const void *a, const void *b)
@@ -136,8 +170,20 @@ static int reindex(struct codemap *cm)
 	return 0;
 }
 
+/*
+ * A lookup looks at every blob whose range holds pc (of any time): a real
+ * JVM's code cache has a few at one pc (code unloaded and its address
+ * reused within the retention). A map whose blobs pile up over one pc (a
+ * forged one) would make each sample's lookup walk them all: past this
+ * many the lookup gives up (counted, stats.find_cut) and the pc is
+ * unknown code.
+ */
+#define CM_FIND_MAX		4096u
+
 struct find_ctx {
 	uint64_t pc, t;
+	uint32_t left;			/* blobs holding pc it may look at */
+	bool cut;			/* there were more */
 	const struct cm_blob *exact;	/* newest whose lifetime holds t */
 	const struct cm_blob *later;	/* oldest loaded after t */
 };
@@ -151,16 +197,21 @@ static bool newer(const struct cm_blob *a, const struct cm_blob *b)
 static void find_visit(const struct codemap *cm, size_t lo, size_t hi,
 		       struct find_ctx *f)
 {
-	while (lo < hi) {
+	while (lo < hi && !f->cut) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct cm_blob *b = cm->sorted[mid];
 
 		if (cm->maxend[mid] <= f->pc)
 			return;		/* nothing in this subtree reaches pc */
 		find_visit(cm, lo, mid, f);
-		if (b->b.start > f->pc)
+		if (b->b.start > f->pc || f->cut)
 			return;		/* the right side starts later still */
 		if (f->pc < b->b.end) {
+			if (!f->left) {
+				f->cut = true;
+				return;
+			}
+			f->left--;
 			if (b->b.load_ns <= f->t && f->t < b->b.unload_ns) {
 				if (!f->exact || newer(b, f->exact))
 					f->exact = b;
@@ -474,6 +525,7 @@ static int reconcile(struct codemap *cm)
 		if (th->epoch == cm->epoch || th->t.end_ns != UINT64_MAX)
 			continue;
 		th->t.end_ns = t > th->t.start_ns ? t : th->t.start_ns;
+		cm->nlive--;
 		cm->stats.reconciled++;
 		if (cm->thread_fn)
 			cm->thread_fn(cm->thread_ctx, &th->t, false);
@@ -588,6 +640,7 @@ void codemap__prune(struct codemap *cm, uint64_t before)
 			struct cm_thr *th = cm->threads[i];
 
 			th->older = u64map_get(&cm->thash, th->t.tid);
+			th->depth = th->older ? th->older->depth + 1 : 1;
 			if (u64map_put(&cm->thash, th->t.tid, th)) {
 				cm_fail(cm, ENOMEM, "out of memory");
 				return;
@@ -628,6 +681,7 @@ static struct codemap *codemap_new(int fd, const char *display, pid_t pid)
 	cm->pid = pid;
 	cm->path = strdup(display);
 	cm->pos = CM_HEADER_SIZE;
+	codemap__limits_default(&cm->lim);
 	if (!cm->path) {
 		cm->fd = -1;
 		codemap__free(cm);
@@ -1108,11 +1162,17 @@ int codemap_method__line(const struct codemap_method *m, int bci)
 const struct codemap_blob *codemap__find(const struct codemap *cm,
 					 uint64_t pc, uint64_t t)
 {
-	struct find_ctx f = { .pc = pc, .t = t ? t : CM_TIME_NOW };
+	struct find_ctx f = { .pc = pc, .t = t ? t : CM_TIME_NOW,
+			      .left = CM_FIND_MAX };
 
 	if (!codemap__ok(cm) || !cm->nsorted)
 		return NULL;
 	find_visit(cm, 0, cm->nsorted, &f);
+	if (f.cut) {
+		/* lookups leave the map as it is, but for this count */
+		((struct codemap *)cm)->stats.find_cut++;
+		return NULL;
+	}
 	/*
 	 * Nothing alive at t: JVMTI posts CompiledMethodLoad after the code
 	 * was installed (and may already run), so the earliest blob loaded

@@ -89,7 +89,46 @@ struct codemap_stats {
 	uint64_t pruned;		/* dead records freed (retention) */
 	/* version 3: string and class ids read (all files) */
 	uint64_t strings, classes;
+	/* budgets (struct codemap_limits) */
+	uint64_t capped;		/* records dropped: past a cap */
+	uint64_t steps;			/* chain links walked applying records
+					   (thread ends, unloads, method
+					   versions, admission counts) */
+	uint64_t find_cut;		/* lookups given up: more blobs over
+					   one pc than a lookup looks at */
 };
+
+/*
+ * Budgets: what one map may make the reader hold and walk. The map's
+ * writer is not trusted, and one recorder thread reads every JVM's map,
+ * so nothing a map controls grows without bound: a record past a count
+ * cap is dropped and counted (stats.capped; codemap__capped() names the
+ * first cap hit), and a map whose reader would hold more than mem bytes
+ * is refused (the map fails, as a malformed one does). Each cap is far
+ * above what a real JVM needs (a big one: ~200k methods, thousands of
+ * threads; about 86 bytes a method). Chains the lookups walk are
+ * bounded by the per-key caps: the records kept for one tid (a thread's
+ * end and each sample's thread lookup walk them), the loaded blobs at one
+ * start (an unload walks them) and the methods at one Method* (a method
+ * lookup at a time walks them).
+ */
+struct codemap_limits {
+	size_t mem;			/* bytes the reader holds for the map */
+	uint32_t live_threads;		/* threads alive at once */
+	uint32_t tid_records;		/* thread records kept for one tid */
+	uint32_t blobs_at_start;	/* loaded CODE blobs at one start */
+	uint32_t method_versions;	/* methods kept at one Method* */
+	uint32_t methods;		/* methods kept */
+	uint32_t blobs;			/* code blobs and stubs kept */
+};
+
+#define CODEMAP_MAX_MEM			(256ull << 20)
+#define CODEMAP_MAX_LIVE_THREADS	65536u
+#define CODEMAP_MAX_TID_RECORDS		64u
+#define CODEMAP_MAX_BLOBS_AT_START	16u
+#define CODEMAP_MAX_METHOD_VERSIONS	64u
+#define CODEMAP_MAX_METHODS		(2u << 20)
+#define CODEMAP_MAX_BLOBS		(1u << 20)
 
 /*
  * Open a map. root is the directory the map's path is resolved under
@@ -108,6 +147,15 @@ int codemap__pid_path(pid_t pid, pid_t nspid, char *path, size_t len);
 int codemap__open_pid(struct codemap **out, pid_t pid, char *err,
 		      size_t errlen);
 void codemap__free(struct codemap *cm);
+/* the default budgets (CODEMAP_MAX_*), which every map starts with */
+void codemap__limits_default(struct codemap_limits *out);
+/* other budgets (tests): they apply to the records read from now on */
+void codemap__set_limits(struct codemap *cm, const struct codemap_limits *l);
+/*
+ * The first cap the map hit, as "65536 live threads" (for "the code map
+ * of JVM N exceeds ..."), or NULL while none was.
+ */
+const char *codemap__capped(const struct codemap *cm);
 /*
  * Additions (codemap helper): a map already open as fd (dup'ed; memfd or a
  * raw file; name is for messages), and the innermost-namespace pid of a

@@ -28,6 +28,7 @@ struct cm_thr {
 	struct codemap_thread t;	/* first */
 	struct cm_thr *older;		/* previous thread with this tid */
 	uint32_t epoch;
+	uint32_t depth;			/* records of its tid, it included */
 };
 
 /*
@@ -161,6 +162,9 @@ struct codemap {
 
 	struct codemap_stats stats;
 	size_t mem;			/* bytes of our own records */
+	struct codemap_limits lim;	/* budgets */
+	size_t nlive;			/* threads alive (end_ns UINT64_MAX) */
+	char capmsg[160];		/* the first cap hit; "" none */
 };
 
 /* stubs are told apart by their range (several may share a start) */
@@ -184,6 +188,13 @@ static inline int u64map_put(struct u64map *m, uint64_t k, void *v)
  */
 __attribute__((format(printf, 3, 4)))
 int cm_fail(struct codemap *cm, int errnum, const char *fmt, ...);
+
+/*
+ * A record dropped past a cap: counted; the first names the cap (fmt,
+ * as "65536 live threads").
+ */
+__attribute__((format(printf, 2, 3)))
+void cm_capped(struct codemap *cm, const char *fmt, ...);
 
 /*
  * Check one whole record of len bytes at file offset at and apply it.

@@ -415,6 +415,26 @@ static int parse_code(struct codemap *cm, const uint8_t *p, uint32_t len,
 		return 0;
 	}
 
+	if (cm->nblobs >= cm->lim.blobs) {
+		cm_capped(cm, "%u code blobs", cm->lim.blobs);
+		return 0;
+	}
+	if (prev && prev != &cm_none) {
+		/* loaded blobs at this start: at most the cap, so an unload's
+		 * walk of them is bounded (a real JVM has one, or a few while
+		 * unload records are late) */
+		uint32_t n = 0;
+
+		for (const struct cm_blob *x = prev; x; x = x->shadow) {
+			cm->stats.steps++;
+			if (++n >= cm->lim.blobs_at_start) {
+				cm_capped(cm, "%u loaded code blobs at one address (0x%" PRIx64 ")",
+					  cm->lim.blobs_at_start, rec.start);
+				return 0;
+			}
+		}
+	}
+
 	b = copy_code(p, &rec, nframes, &size);
 	if (!b)
 		return cm_fail(cm, ENOMEM, "out of memory");
@@ -456,7 +476,9 @@ static int parse_unload(struct codemap *cm, const uint8_t *p, uint32_t len,
 	if (!head || head == &cm_none)
 		return 0;	/* code we never saw loaded (late attach) */
 	/* newest loaded blob at this start with a matching method */
-	for (link = &head, b = head; b; link = &b->shadow, b = b->shadow)
+	/* at most lim.blobs_at_start links (parse_code) */
+	for (link = &head, b = head; b; link = &b->shadow, b = b->shadow,
+	     cm->stats.steps++)
 		if (!rec.method || !b->b.method || b->b.method == rec.method)
 			break;
 	if (!b)
@@ -514,6 +536,10 @@ static int parse_stub(struct codemap *cm, const uint8_t *p, uint32_t len,
 		prev->epoch = cm->epoch;
 		return 0;
 	}
+	if (cm->nblobs >= cm->lim.blobs) {
+		cm_capped(cm, "%u code blobs", cm->lim.blobs);
+		return 0;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return cm_fail(cm, ENOMEM, "out of memory");
@@ -569,13 +595,15 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 		return BAD("THREAD record has tid %u", at, rec.tid);
 	cur = u64map_get(&cm->thash, rec.tid);
 	if (rec.flags & CM_THREAD_END) {
-		for (th = cur; th; th = th->older)
+		/* the tid's records: at most lim.tid_records (below) */
+		for (th = cur; th; th = th->older, cm->stats.steps++)
 			if (th->t.end_ns == UINT64_MAX &&
 			    (!rec.java_thread || !th->t.java_thread ||
 			     rec.java_thread == th->t.java_thread))
 				break;
 		if (th) {
 			th->t.end_ns = t < th->t.start_ns ? th->t.start_ns : t;
+			cm->nlive--;
 			if (cm->thread_fn)
 				cm->thread_fn(cm->thread_ctx, &th->t, false);
 			return 0;
@@ -597,6 +625,22 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 			cm->thread_fn(cm->thread_ctx, &cur->t, true);
 		return 0;
 	}
+	/*
+	 * Budgets: the records of one tid are a chain that a thread's end
+	 * and each sample's thread lookup walk (a real JVM has one, a few
+	 * more when the kernel reuses the tid within the retention), and the
+	 * live threads are held until their end.
+	 */
+	if (cur && cur->depth >= cm->lim.tid_records) {
+		cm_capped(cm, "%u thread records for one thread id (%u)",
+			  cm->lim.tid_records, rec.tid);
+		return 0;
+	}
+	if (!(rec.flags & CM_THREAD_END) &&
+	    cm->nlive >= cm->lim.live_threads) {
+		cm_capped(cm, "%u live threads", cm->lim.live_threads);
+		return 0;
+	}
 	th = calloc(1, sizeof(*th));
 	if (!th)
 		return cm_fail(cm, ENOMEM, "out of memory");
@@ -607,6 +651,7 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 	th->t.start_ns = (rec.flags & CM_THREAD_END) ? 0 : t;
 	th->t.end_ns = (rec.flags & CM_THREAD_END) ? t : UINT64_MAX;
 	th->older = cur;
+	th->depth = cur ? cur->depth + 1 : 1;
 	th->epoch = cm->epoch;
 	if (!th->t.name ||
 	    grow_array((void **)&cm->threads, &cm->capt, cm->nthreads + 1,
@@ -618,6 +663,8 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 	cm->threads[cm->nthreads++] = th;
 	cm->mem += cm_alloc_bytes(sizeof(*th));
 	cm->stats.threads++;
+	if (th->t.end_ns == UINT64_MAX)
+		cm->nlive++;
 	if (cm->thread_fn)
 		cm->thread_fn(cm->thread_ctx, &th->t,
 			      th->t.end_ns == UINT64_MAX);
@@ -1008,6 +1055,11 @@ int cm_parse_record(struct codemap *cm, const uint8_t *p, uint32_t len,
 	}
 	if (err)
 		return err;
+	/* what this reader holds for the map: O(1) to sum */
+	if (codemap__mem_bytes(cm) > cm->lim.mem)
+		return cm_fail(cm, EFBIG,
+			       "exceeds %zu MiB of the recorder's memory (refused)",
+			       cm->lim.mem >> 20);
 	cm->stats.records++;
 	cm->stats.bytes = at + len;
 	if (h.time_ns > cm->stats.last_record_ns)

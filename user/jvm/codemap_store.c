@@ -392,10 +392,27 @@ int cm_method_add(struct codemap *cm, const struct cm_mdesc *in,
 				return cm_fail(cm, ENOMEM, "out of memory");
 			return 0;
 		}
-		if (!dead_ns(cm, prev - 1) &&
-		    u64map__put(&cm->mdead, prev - 1, t ? t : 1))
-			return cm_fail(cm, ENOMEM, "out of memory");
+		/* methods at one Method*: a chain a lookup at a time walks */
+		uint32_t n = 0;
+
+		for (uint32_t x = prev; x;
+		     x = (uint32_t)u64map__get(&cm->molder, x - 1)) {
+			cm->stats.steps++;
+			if (++n >= cm->lim.method_versions) {
+				cm_capped(cm, "%u methods at one Method* (0x%llx)",
+					  cm->lim.method_versions,
+					  (unsigned long long)in->method);
+				return 0;
+			}
+		}
 	}
+	if (cm->nmethods >= cm->lim.methods) {
+		cm_capped(cm, "%u methods", cm->lim.methods);
+		return 0;
+	}
+	if (prev && !dead_ns(cm, prev - 1) &&
+	    u64map__put(&cm->mdead, prev - 1, t ? t : 1))
+		return cm_fail(cm, ENOMEM, "out of memory");
 	if (i >= UINT32_MAX - 1 || cm->arena_used + len > UINT32_MAX)
 		return cm_fail(cm, ENOMEM, "more methods than a reader holds");
 	if (ix_room(cm, &cm->mix, meth_hash) ||

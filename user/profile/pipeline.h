@@ -55,6 +55,7 @@ struct pipeline_stats {
 	uint64_t sym_procs;	/* processes the symbolizer keeps maps of */
 	uint64_t sym_modules;	/* modules (ELF files) it keeps */
 	uint64_t map_errors;	/* sampler map updates that failed */
+	uint64_t codemap_capped; /* code-map records dropped past a budget */
 	uint64_t strtab_bytes;	/* names interned (never freed) */
 	/* what the recorder spends (pipeline.c): the CPU time of decoding
 	 * (pipeline__process, this thread's), and the process's CPU time and

@@ -26,6 +26,9 @@ struct proc_state {
 	bool is_jvm;
 	bool map_failed;	/* reported once, Java decoding off */
 	bool agent_off_said;	/* "the agent is off" said once */
+	bool cap_said;		/* "the code map exceeds" said once */
+	bool jt_said;		/* "past its share of JavaThreads" once */
+	uint64_t cm_capped;	/* its map's records dropped, last counted */
 	const char *comm;	/* process comm, interned */
 	/* its container and pod (container.h), interned; NULL: none. foreign:
 	 * not the container record --container asked for, left undecoded */

@@ -184,6 +184,39 @@ static void proc_say_map_loss(struct pipeline *pl, struct proc_state *ps)
 			(unsigned long long)n);
 }
 
+/* once per JVM: its code map went past a budget (codemap.h) or its
+ * threads past its share of the sampler's JavaThread map (jthreads.c) */
+static void proc_say_budgets(struct pipeline *pl, struct proc_state *ps)
+{
+	struct codemap_stats cs;
+	struct jthreads_stats js;
+	const char *cap;
+
+	codemap__stats(ps->cm, &cs);
+	pl->stats.codemap_capped += cs.capped - ps->cm_capped;
+	ps->cm_capped = cs.capped;
+	if (!ps->cap_said && (cap = codemap__capped(ps->cm))) {
+		ps->cap_said = true;
+		if (!pl->opts.quiet)
+			fprintf(stderr, "asgst-bpf: the code map of JVM %d "
+				"exceeds %s: the records past it are dropped "
+				"(codemap_capped in --stats) and what they "
+				"named decodes as unknown\n", (int)ps->pid, cap);
+	}
+	if (ps->jt_said || !ps->jts)
+		return;
+	jthreads__stats(ps->jts, &js);
+	if (!js.refused && !js.reclaimed)
+		return;
+	ps->jt_said = true;
+	if (!pl->opts.quiet)
+		fprintf(stderr, "asgst-bpf: JVM %d has more threads than its "
+			"share of the sampler's JavaThread map (%zu): the "
+			"others are not pushed (jthreads_refused, "
+			"jthreads_reclaimed in --stats) and their Java frames "
+			"may not be decoded\n", (int)ps->pid, js.share);
+}
+
 static void proc_sync_threads(struct pipeline *pl, struct proc_state *ps)
 {
 	if (!pl->cap || ps->jts || !ps->cm)
@@ -359,6 +392,8 @@ void procs__update_codemaps(struct pipeline *pl, uint64_t now)
 			proc_say_agent_off(pl, ps);
 		if (ps->used && ps->cm)
 			proc_say_map_loss(pl, ps);
+		if (ps->used && ps->cm)
+			proc_say_budgets(pl, ps);
 		if (ps->used && ps->cm) {
 			struct codemap_stats cs;
 
@@ -702,6 +737,7 @@ static void proc_retire(struct pipeline *pl, struct proc_state *ps,
 	}
 	if (pl->cap)
 		capture__forget(pl->cap, r.pid, r.is_jvm);
+	jthreads__forget(r.jts);	/* its entries went with it */
 	proc_slot_clear(pl, ps);
 	pl->procs_n--;
 	r.until_seq = retire_until(pl, r.pid, new_start);

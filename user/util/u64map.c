@@ -62,6 +62,33 @@ int u64map__put(struct u64map *m, uint64_t k, uint64_t v)
 	return 0;
 }
 
+int u64map__del(struct u64map *m, uint64_t k)
+{
+	size_t mask = m->cap - 1, i, j;
+
+	if (!m->cap)
+		return 0;
+	for (i = slot(k, m->cap); m->vals[i]; i = (i + 1) & mask)
+		if (m->keys[i] == k)
+			break;
+	if (!m->vals[i])
+		return 0;
+	/* backward shift: an entry after the hole whose home is not in
+	 * (hole, its slot] moves into the hole, so no probe stops early */
+	for (j = (i + 1) & mask; m->vals[j]; j = (j + 1) & mask) {
+		size_t h = slot(m->keys[j], m->cap);
+
+		if (((j - h) & mask) >= ((j - i) & mask)) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			i = j;
+		}
+	}
+	m->vals[i] = 0;
+	m->n--;
+	return 1;
+}
+
 void u64map__free(struct u64map *m)
 {
 	free(m->keys);

@@ -20,6 +20,8 @@ struct u64map {
 uint64_t u64map__get(const struct u64map *m, uint64_t k);
 /* insert or replace; v must not be 0. 0 or -ENOMEM */
 int u64map__put(struct u64map *m, uint64_t k, uint64_t v);
+/* remove k; 1 removed, 0 absent */
+int u64map__del(struct u64map *m, uint64_t k);
 void u64map__free(struct u64map *m);
 /* bytes held, for memory accounting */
 size_t u64map__bytes(const struct u64map *m);
