@@ -6,7 +6,9 @@
 # and a copy of the agent into that host directory:
 # - a fake JVM: a renamed libz mapped as libjvm.so, a SIGQUIT handler, a
 #   thread named "Signal Dispatch". record -a must not signal it (it is not
-#   HotSpot) nor write anything for it;
+#   HotSpot) nor write anything for it; one such fake maps a forged code
+#   map of 300,000 thread records: capped, said, the recorder's memory
+#   bounded;
 # - a real JVM run the same way: `attach` must do what it writes with the
 #   user's rights, so nothing lands in the host directory (the attach then
 #   fails in one line, or the agent is staged where the user may write);
@@ -33,6 +35,9 @@ cat > "$TMP/fakejvm.c" <<'EOF'
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 static const char *mark;
@@ -50,6 +55,28 @@ static void *dispatcher(void *arg)
 		pause();
 	return NULL;
 }
+/* with "map": map its code map once one is there, as the agent does */
+static void *map_it(void *arg)
+{
+	char path[128];
+	struct stat ns, st;
+
+	(void)arg;
+	if (stat("/proc/self/ns/pid", &ns))
+		return NULL;
+	snprintf(path, sizeof(path), "/dev/shm/asgst-%d-%llu.map",
+		 (int)getpid(), (unsigned long long)ns.st_ino);
+	for (;;) {
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
+
+		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		    mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) != MAP_FAILED)
+			return NULL;
+		if (fd >= 0)
+			close(fd);
+		usleep(20000);
+	}
+}
 volatile unsigned long sink;
 int main(int argc, char **argv)
 {
@@ -61,6 +88,8 @@ int main(int argc, char **argv)
 	signal(SIGQUIT, on_quit);
 	pthread_create(&th, NULL, dispatcher, NULL);
 	pthread_setname_np(th, "Signal Dispatch");
+	if (argc > 4 && !strcmp(argv[4], "map"))
+		pthread_create(&th, NULL, map_it, NULL);
 	printf("READY\n");
 	fflush(stdout);
 	/* with an argument: on the CPU 2 ms in 50, seen by record -a
@@ -162,6 +191,37 @@ for i in $(seq 1 16); do
 		"$PUB/fake/libjvm.so" "$PUB/marks/sigquit" slow > /dev/null 2>&1 &
 	bg $!
 done
+# and one whose code map is a flood: 200,000 threads that never end and
+# 100,000 records of one tid, all of nobody's (a map the fake maps, so
+# it is taken as its map)
+setpriv --reuid=65534 --regid=65534 --clear-groups "$PUB/fakejvm" \
+	"$PUB/fake/libjvm.so" "$PUB/marks/sigquit" slow map > /dev/null 2>&1 &
+FLOOD=$!
+bg $FLOOD
+sleep 0.3
+FMAP=$(cm_map "$FLOOD")
+python3 - "$FMAP" "$FLOOD" <<'EOF' || fail "cannot write the forged code map"
+import struct, sys
+path, pid = sys.argv[1], int(sys.argv[2])
+recs = []
+def thread(tid, jt, flags, t):
+    name = b"flood-%d" % tid
+    body = struct.pack("<QII", jt, tid, flags) + struct.pack("<H", len(name)) + name
+    n = (16 + len(body) + 7) & ~7
+    return struct.pack("<IIQ", 6, n, t) + body + b"\0" * (n - 16 - len(body))
+t = 1
+for tid in range(1000, 201000):
+    recs.append(thread(tid, 0x7f0000000000 + tid * 0x1000, 0, t)); t += 1
+for i in range(100000):
+    recs.append(thread(999, 0x7e0000000000 + i * 0x1000, i & 1, t)); t += 1
+body = b"".join(recs)
+hdr = struct.pack("<8sIIIIQQQQ", b"ASGSTCM\0", 3, 4096, pid, 0, 64 << 20,
+                  4096 + len(body), 1, 0)
+with open(path, "wb") as f:
+    f.write(hdr + b"\0" * (4096 - len(hdr)) + body)
+print("INFO: forged code map of %d records, %d bytes" % (len(recs), 4096 + len(body)))
+EOF
+chown nobody "$FMAP"
 start_jvm "$J" "$TMP/root.out" -cp "$WL/classes" Chain 60
 RJ=$JVM_PID
 # its agent in before the recording: its first seconds of JIT code are
@@ -183,6 +243,13 @@ echo "MEASURE: record -a: $n processes refused as not HotSpot, none signalled"
 hostdir_clean "record -a"
 [ -e "$PUB/marks/sigquit" ] && fail "record -a signalled the fake JVM"
 kill -0 "$FAKE" || fail "the fake JVM died"
+grep -q "code map of JVM $FLOOD exceeds" "$TMP/rec.log" ||
+	fail "record -a did not say the flood's code map exceeds a cap"
+capped=$(sed -n 's/.*codemap_capped=\([0-9]*\).*/\1/p' "$TMP/rec.log")
+rss=$(sed -n 's/.*peak_rss_kib=\([0-9]*\).*/\1/p' "$TMP/rec.log")
+echo "MEASURE: record -a beside the flood: codemap_capped=${capped:-?}, peak RSS ${rss:-?} KiB (bound 1 GiB)"
+[ "${capped:-0}" -gt 0 ] || fail "no code-map record capped"
+[ -n "$rss" ] && [ "$rss" -lt 1048576 ] || fail "recorder peak RSS ${rss:-?} KiB over 1 GiB"
 python3 - "$TMP/all.json" "$RJ" "$FAKE" <<'EOF' || fail "record -a: JSON check"
 import json, sys
 doc = json.load(open(sys.argv[1]))
