@@ -62,7 +62,8 @@
 static const char codemap_usage[] =
 "Usage: asgst-bpf codemap PID|FILE [--json]\n"
 "Print the code map a JVM's asgst agent publishes, as text or JSON.\n"
-"  PID      a host pid: reads /proc/PID/root/dev/shm/asgst-<nspid>.map\n"
+"  PID      a host pid: reads its map in /proc/PID/root/dev/shm\n"
+"           (asgst-<nspid>-<pidns>.map, or an older asgst-<nspid>.map)\n"
 "  FILE     a code-map file\n"
 "  --json   one JSON object instead of text\n";
 
