@@ -16,6 +16,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "util/array.h"
 #include "capture/sideband.h"
 #include "util/err.h"
 
@@ -297,23 +298,6 @@ cleanup:
 	return ret;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 /* one record kept for the sort, its path copied into the arena */
 static int collect(const struct sideband_rec *r, void *ctx)
 {
@@ -324,7 +308,7 @@ static int collect(const struct sideband_rec *r, void *ctx)
 		sb->st.lost += r->lost;
 		return 0;
 	}
-	if (grow((void **)&sb->items, &sb->cap_items, sb->nitems + 1,
+	if (array__grow((void **)&sb->items, &sb->cap_items, sb->nitems + 1,
 		 sizeof(*sb->items)))
 		return 1;
 	it = &sb->items[sb->nitems];
@@ -333,7 +317,7 @@ static int collect(const struct sideband_rec *r, void *ctx)
 	if (r->path) {
 		size_t n = strnlen(r->path, SIDEBAND_PATH_MAX - 1) + 1;
 
-		if (grow((void **)&sb->paths, &sb->cap_paths, sb->npaths + n, 1))
+		if (array__grow((void **)&sb->paths, &sb->cap_paths, sb->npaths + n, 1))
 			return 1;
 		memcpy(sb->paths + sb->npaths, r->path, n - 1);
 		sb->paths[sb->npaths + n - 1] = '\0';

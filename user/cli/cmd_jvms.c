@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "jvm/codemap.h"
 #include "cli/commands.h"
 #include "jvm/jvm_discover.h"
@@ -71,7 +72,6 @@ static void map_state(pid_t pid, char *out, size_t len, char *why,
 	struct codemap *cm = NULL;
 	const struct cm_file_header *hdr;
 	struct codemap_stats st;
-	struct timespec ts;
 	char size[16], age[16];
 	uint64_t now;
 	int ret;
@@ -99,8 +99,7 @@ static void map_state(pid_t pid, char *out, size_t len, char *why,
 		goto cleanup;
 	}
 	codemap__stats(cm, &st);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	now = clock__mono_ns();
 	human_size(st.bytes, size, sizeof(size));
 	if (st.last_record_ns && st.last_record_ns <= now)
 		human_age(now - st.last_record_ns, age, sizeof(age));

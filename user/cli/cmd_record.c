@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "jvm/attach.h"
 #include "jvm/jthreads.h"
 #include "capture/capture.h"
@@ -598,14 +599,6 @@ static int start_command(int go_fd, int exec_fd)
 	return n == (ssize_t)sizeof(err) ? -err : 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* a zombie (exited, not reaped by its parent yet) counts as gone */
 static bool is_alive(pid_t pid)
 {
@@ -960,7 +953,7 @@ static int sideband_maps(void *ctx, pid_t pid, char **text, size_t *len,
 	struct recording *r = ctx;
 	uint32_t ppid;
 
-	sideband_pump(r, mono_ns());
+	sideband_pump(r, clock__mono_ns());
 	if (maplog__text(r->ml, (uint32_t)pid, text, len))
 		return -ENOENT;
 	/* its parent's root holds the same files, while it lives */
@@ -1206,7 +1199,7 @@ static int start(struct recording *r)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	r->tty = !r->a.quiet && isatty(STDERR_FILENO);
-	r->t0 = mono_ns();
+	r->t0 = clock__mono_ns();
 	r->period_t0 = r->t0;
 	r->next_switch = r->t0 + r->a.switch_ns;
 	if (r->go_fd < 0)
@@ -1312,16 +1305,16 @@ static void run(struct recording *r)
 	while (!stop_requested) {
 		uint64_t now;
 
-		sideband_pump(r, mono_ns());
+		sideband_pump(r, clock__mono_ns());
 		rc = capture__poll(r->cap, 100, on_record, r->pl);
 		if (rc < 0) {
 			fprintf(stderr, "asgst-bpf record: ring buffer: %s\n",
 				strerror(-rc));
 			break;
 		}
-		now = mono_ns();
+		now = clock__mono_ns();
 		pipeline__process(r->pl, now, false);
-		r->decode_ns += mono_ns() - now;
+		r->decode_ns += clock__mono_ns() - now;
 		if (t_end && now >= t_end)
 			break;
 		if (targets_gone(r, now, &last_alive))
@@ -1348,13 +1341,13 @@ static void finish(struct recording *r)
 	 * buffer still counts (the maps first).
 	 */
 	capture__stop(r->cap);
-	sideband_pump(r, mono_ns());
+	sideband_pump(r, clock__mono_ns());
 	capture__drain(r->cap, on_record, r->pl);
 	capture__stats(r->cap, r->st);
-	end_ns = mono_ns();
-	t_dec = mono_ns();
+	end_ns = clock__mono_ns();
+	t_dec = clock__mono_ns();
 	pipeline__finish(r->pl, end_ns);
-	r->decode_ns += mono_ns() - t_dec;
+	r->decode_ns += clock__mono_ns() - t_dec;
 	if (r->tty)
 		fputs("\r\033[K", stderr);
 	/* the whole recording, or with --switch-output its last period */

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "jvm/attach.h"
 #include "jvm/jvm_discover.h"
 #include "util/err.h"
@@ -54,14 +55,6 @@ static int sys_pidfd_open(pid_t pid)
 static int sys_pidfd_send_signal(int pidfd, int sig)
 {
 	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* whether the target has exited (its pidfd polls readable) */
@@ -301,7 +294,7 @@ static bool dispatcher_running(pid_t pid)
 
 static int as_target(const struct target *t, int (*fn)(void *), void *arg)
 {
-	uint64_t deadline = now_ms() + AS_TARGET_MS;
+	uint64_t deadline = clock__mono_ms() + AS_TARGET_MS;
 	int pfd[2], ret = -EIO, status;
 	pid_t c;
 
@@ -329,7 +322,7 @@ static int as_target(const struct target *t, int (*fn)(void *), void *arg)
 	close(pfd[1]);
 	for (;;) {
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		uint64_t now = now_ms();
+		uint64_t now = clock__mono_ms();
 		int r;
 
 		if (now >= deadline) {
@@ -399,14 +392,14 @@ static int make_trigger(const struct target *t, int dirfd, const char *name)
 static int wait_sigquit_ready(const struct target *t, char *err,
 			      size_t errlen)
 {
-	uint64_t deadline = now_ms() + ATTACH_WAIT_MS;
+	uint64_t deadline = clock__mono_ms() + ATTACH_WAIT_MS;
 	int ret, delay = 10;
 
 	for (;;) {
 		ret = sigquit_caught(t->pid);
 		if (ret > 0 && dispatcher_running(t->pid))
 			return 0;
-		if (now_ms() >= deadline)
+		if (clock__mono_ms() >= deadline)
 			return err__set(err, errlen, -ATTACH_E_TIMEOUT,
 					"JVM %d never got ready for attach within %d s (no SIGQUIT handler or Signal Dispatcher thread: still starting, hung, or -Xrs)",
 					(int)t->pid, ATTACH_WAIT_MS / 1000);
@@ -459,14 +452,14 @@ static int place_trigger(const struct target *t, const char *name, char *err,
 /* after the SIGQUIT: wait (bounded) for the listener socket */
 static int wait_listener(const struct target *t, char *err, size_t errlen)
 {
-	uint64_t deadline = now_ms() + ATTACH_WAIT_MS;
+	uint64_t deadline = clock__mono_ms() + ATTACH_WAIT_MS;
 	int ret, delay = 10;
 
 	for (;;) {
 		ret = socket_state(t, err, errlen);
 		if (ret)
 			return ret < 0 ? ret : 0;
-		if (now_ms() >= deadline)
+		if (clock__mono_ms() >= deadline)
 			return err__set(err, errlen, -ATTACH_E_TIMEOUT,
 					"JVM %d did not start its attach listener within %d s (attach disabled with -XX:+DisableAttachMechanism, or the JVM is hung)",
 					(int)t->pid, ATTACH_WAIT_MS / 1000);
@@ -748,11 +741,11 @@ static ssize_t read_some(struct xchg *x)
 static int read_child(const struct target *t, struct xchg *x, char *err,
 		      size_t errlen)
 {
-	uint64_t deadline = now_ms() + EXCHANGE_MS + 2000;
+	uint64_t deadline = clock__mono_ms() + EXCHANGE_MS + 2000;
 
 	for (;;) {
 		struct pollfd p = { .fd = x->rfd, .events = POLLIN };
-		uint64_t now = now_ms();
+		uint64_t now = clock__mono_ms();
 		ssize_t r;
 
 		if (now >= deadline) {

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "jvm/codemap_internal.h"
 #include "util/err.h"
 #include "util/safe_open.h"
@@ -536,14 +537,6 @@ static int reconcile(struct codemap *cm)
 	return changed ? relink(cm) : 0;
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int codemap__update(struct codemap *cm)
 {
 	int err;
@@ -567,7 +560,7 @@ int codemap__update(struct codemap *cm)
 	if (reindex(cm) && !err)
 		err = -cm->errnum;
 	if (!err && cm->retain_ns) {
-		uint64_t now = mono_now();
+		uint64_t now = clock__mono_ns();
 
 		if (now - cm->last_prune_ns >= CM_PRUNE_EVERY_NS &&
 		    now > cm->retain_ns) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "jvm/codemap_internal.h"
 
 #define CM_MAX_DEPTH		1024u		/* inline frames per pc */
@@ -20,24 +21,6 @@
 
 /* "key present, no loaded blob": a live-table value */
 static struct cm_blob cm_none;
-
-static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
 
 struct rd {
 	const uint8_t *p;
@@ -180,7 +163,7 @@ static int parse_vm(struct codemap *cm, const uint8_t *p, uint32_t len,
 /* room in cm->lbuf for n lines; 0 or -ENOMEM */
 static int cm_lines_room(struct codemap *cm, size_t n)
 {
-	return grow_array((void **)&cm->lbuf, &cm->lbufcap, n ? n : 1,
+	return array__grow((void **)&cm->lbuf, &cm->lbufcap, n ? n : 1,
 			  sizeof(*cm->lbuf));
 }
 
@@ -241,7 +224,7 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 
 static int add_blob(struct codemap *cm, struct cm_blob *b, size_t size)
 {
-	if (grow_array((void **)&cm->blobs, &cm->capb, cm->nblobs + 1,
+	if (array__grow((void **)&cm->blobs, &cm->capb, cm->nblobs + 1,
 		       sizeof(*cm->blobs)))
 		return -ENOMEM;
 	b->seq = cm->stats.records;
@@ -654,7 +637,7 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 	th->depth = cur ? cur->depth + 1 : 1;
 	th->epoch = cm->epoch;
 	if (!th->t.name ||
-	    grow_array((void **)&cm->threads, &cm->capt, cm->nthreads + 1,
+	    array__grow((void **)&cm->threads, &cm->capt, cm->nthreads + 1,
 		       sizeof(*cm->threads)) ||
 	    u64map_put(&cm->thash, rec.tid, th)) {
 		free(th);

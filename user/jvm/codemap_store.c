@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "jvm/codemap_internal.h"
 
 #define CM_SCHUNK		(64u << 10)	/* string text chunk */
@@ -54,25 +55,6 @@ static uint64_t hash_bytes(const char *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
 	return mix64(h ^ n);
-}
-
-/* grow a realloc'd array by a quarter (its waste stays small) */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap + *cap / 4 + 64;
-	if (ncap < need)
-		ncap = need;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
 }
 
 /* ---- index over numbers ---------------------------------------------------- */
@@ -147,14 +129,14 @@ int cm_str_num(struct codemap *cm, const char *s, size_t n, uint32_t *num)
 	}
 	if (cm->nstrs >= CM_NUM_MAX ||
 	    ix_room(cm, &cm->str_ix, str_hash) ||
-	    grow((void **)&cm->strs, &cm->capstrs, cm->nstrs + 1,
+	    array__grow((void **)&cm->strs, &cm->capstrs, cm->nstrs + 1,
 		 sizeof(*cm->strs)))
 		return -ENOMEM;
 	if (!cm->nschunks || cm->schunk_cap - cm->schunk_used < n + 1) {
 		size_t sz = n + 1 > CM_SCHUNK ? n + 1 : CM_SCHUNK;
 		char *c;
 
-		if (grow((void **)&cm->schunks, &cm->capschunks,
+		if (array__grow((void **)&cm->schunks, &cm->capschunks,
 			 cm->nschunks + 1, sizeof(*cm->schunks)))
 			return -ENOMEM;
 		c = malloc(sz);
@@ -223,7 +205,7 @@ int cm_class_num(struct codemap *cm, uint32_t name, uint32_t src,
 	}
 	if (cm->nclasses >= CM_NUM_MAX ||
 	    ix_room(cm, &cm->class_ix, class_hash) ||
-	    grow((void **)&cm->classes, &cm->capclasses, cm->nclasses + 1,
+	    array__grow((void **)&cm->classes, &cm->capclasses, cm->nclasses + 1,
 		 sizeof(*cm->classes)))
 		return -ENOMEM;
 	cm->classes[cm->nclasses][0] = name;
@@ -277,7 +259,7 @@ static size_t lines_encode(struct codemap *cm, struct cm_line *l, uint32_t n)
 	if (!sorted)
 		qsort(l, n, sizeof(*l), line_cmp);
 	/* at most 5 bytes a count, 5 a bci step, 5 a zigzag line step */
-	if (grow((void **)&cm->lenc, &cm->lenccap, 5 + (size_t)n * 10, 1))
+	if (array__grow((void **)&cm->lenc, &cm->lenccap, 5 + (size_t)n * 10, 1))
 		return 0;
 	len = put_varint(cm->lenc, n);
 	for (uint32_t i = 0; i < n; i++) {
@@ -416,7 +398,7 @@ int cm_method_add(struct codemap *cm, const struct cm_mdesc *in,
 	if (i >= UINT32_MAX - 1 || cm->arena_used + len > UINT32_MAX)
 		return cm_fail(cm, ENOMEM, "more methods than a reader holds");
 	if (ix_room(cm, &cm->mix, meth_hash) ||
-	    grow((void **)&cm->arena, &cm->arena_cap, cm->arena_used + len, 1))
+	    array__grow((void **)&cm->arena, &cm->arena_cap, cm->arena_used + len, 1))
 		return cm_fail(cm, ENOMEM, "out of memory");
 	if (!(i & (CM_SLAB - 1)) && i >> CM_SLAB_SHIFT >= cm->nmslabs) {
 		struct cm_meth **ns = realloc(cm->mslabs, (cm->nmslabs + 1) *
@@ -642,7 +624,7 @@ static int arena_compact(struct codemap *cm)
 		size_t len;
 
 		lines_decode(cm, m->lines, NULL, &len);
-		if (grow((void **)&na, &cap, used + len, 1)) {
+		if (array__grow((void **)&na, &cap, used + len, 1)) {
 			free(na);
 			return -ENOMEM;
 		}

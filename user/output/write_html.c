@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "profile/profile.h"
 #include "util/u64map.h"
 #include "util/strtab.h"
@@ -103,22 +104,6 @@ struct html {
 	size_t nnodes, cap_nodes;
 };
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t nc;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 1024;
-	nv = realloc(*v, nc * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = nc;
-	return 0;
-}
-
 /* frame index of (name, cat, level); UINT32_MAX on allocation failure */
 static uint32_t html_frame(struct html *h, const char *name, enum cat cat,
 			   int comp_level)
@@ -131,7 +116,7 @@ static uint32_t html_frame(struct html *h, const char *name, enum cat cat,
 		return UINT32_MAX;
 	ni = umap_get(&h->name_ids, (uintptr_t)is);
 	if (!ni) {
-		if (grow((void **)&h->names, &h->cap_names, h->nnames, sizeof(*h->names)))
+		if (array__grow((void **)&h->names, &h->cap_names, h->nnames + 1, sizeof(*h->names)))
 			return UINT32_MAX;
 		h->names[h->nnames] = is;
 		ni = ++h->nnames;
@@ -145,7 +130,7 @@ static uint32_t html_frame(struct html *h, const char *name, enum cat cat,
 	fi = umap_get(&h->frame_ids, key);
 	if (fi)
 		return fi - 1;
-	if (grow((void **)&h->frames, &h->cap_frames, h->nframes, sizeof(*h->frames)))
+	if (array__grow((void **)&h->frames, &h->cap_frames, h->nframes + 1, sizeof(*h->frames)))
 		return UINT32_MAX;
 	h->frames[h->nframes] = (struct hframe){ ni - 1, cat, (int8_t)comp_level };
 	fi = ++h->nframes;
@@ -171,7 +156,7 @@ static uint32_t html_child(struct html *h, uint32_t parent, uint32_t frame,
 		return id - 1;
 	}
 	if (h->nnodes >= UINT32_MAX - 1 ||
-	    grow((void **)&h->nodes, &h->cap_nodes, h->nnodes, sizeof(*h->nodes)))
+	    array__grow((void **)&h->nodes, &h->cap_nodes, h->nnodes + 1, sizeof(*h->nodes)))
 		return UINT32_MAX;
 	n = &h->nodes[h->nnodes];
 	*n = (struct hnode){ .frame = frame, .parent = parent, .bci = bci,
@@ -274,7 +259,7 @@ int write_html(const struct profile *p, FILE *f)
 		goto cleanup;
 	root_frame = html_frame(&h, "all", CAT_ROOT, -1);
 	if (root_frame == UINT32_MAX ||
-	    grow((void **)&h.nodes, &h.cap_nodes, 0, sizeof(*h.nodes)))
+	    array__grow((void **)&h.nodes, &h.cap_nodes, 1, sizeof(*h.nodes)))
 		goto cleanup;
 	h.nodes[0] = (struct hnode){ .frame = root_frame, .bci = -1, .line = -1 };
 	h.nnodes = 1;

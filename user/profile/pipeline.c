@@ -205,7 +205,7 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
 	bool hdr_ok = len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC;
-	uint64_t now = mono_ns();
+	uint64_t now = clock__mono_ns();
 	struct proc_state *ps;
 	struct queued *q;
 
@@ -437,7 +437,7 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 
 	procs__reap_attaches(pl, flush);
 	if (!now_ns)
-		now_ns = mono_ns();
+		now_ns = clock__mono_ns();
 	/* new threads reach the sampler soon, samples or not */
 	if (!pl->opts.offline && now_ns > pl->last_update_ns + UPDATE_EVERY_NS) {
 		procs__update_codemaps(pl, now_ns);
@@ -517,7 +517,7 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	if (pl->opts.offline || pl->stats.warm_cpu_ns)
 		return;
 	if (!now_ns)
-		now_ns = mono_ns();
+		now_ns = clock__mono_ns();
 	if (!pl->first_batch_ns) {
 		if (pl->stats.decoded != decoded)
 			pl->first_batch_ns = now_ns;
@@ -533,7 +533,7 @@ void pipeline__finish(struct pipeline *pl, uint64_t end_ns)
 {
 	uint64_t end = end_ns > pl->last_ktime ? end_ns : pl->last_ktime;
 
-	offcpu__flush(&pl->offcpu, &pl->queue, end, mono_ns());
+	offcpu__flush(&pl->offcpu, &pl->queue, end, clock__mono_ns());
 	pipeline__process(pl, 0, true);
 	/* the steady state ends here: writing the outputs is not a sample's */
 	pl->stats.finish_cpu_ns = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "util/clock.h"
 #include "profile/offcpu.h"
 #include "profile/pipeline.h"
 #include "profile/queue.h"
@@ -91,14 +92,6 @@ struct pipeline {
 	/* but for queued and offcpu_*: see pipeline__stats() */
 	struct pipeline_stats stats;
 };
-
-static inline uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* procs.c */
 int procs__init(struct pipeline *pl);

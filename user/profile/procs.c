@@ -145,7 +145,7 @@ static void proc_start_attach(struct pipeline *pl, struct proc_state *ps)
 	 * time; the others are tried again at their next code map look */
 	if (pl->attaching >= ATTACH_MAX_RUNNING) {
 		pl->stats.attach_deferred++;
-		pl->attach_deferred_ns = mono_ns();
+		pl->attach_deferred_ns = clock__mono_ns();
 		ps->cm_next_try_ns = 0;	/* again at the next look */
 		return;
 	}
@@ -153,7 +153,7 @@ static void proc_start_attach(struct pipeline *pl, struct proc_state *ps)
 	c = inject__start(ps->pid, pl->opts.agent_path, pl->opts.quiet);
 	if (c > 0) {
 		ps->attach_child = c;
-		ps->attach_start_ns = mono_ns();
+		ps->attach_start_ns = clock__mono_ns();
 		pl->attaching++;
 	}
 }
@@ -277,7 +277,7 @@ void procs__reap_attaches(struct pipeline *pl, bool block)
 				fprintf(stderr, "asgst-bpf: attached the agent "
 					"to JVM %d\n", (int)ps->pid);
 			ps->cm_next_try_ns = 0;
-			proc_try_codemap(pl, ps, mono_ns());
+			proc_try_codemap(pl, ps, clock__mono_ns());
 		}
 	}
 }
@@ -288,7 +288,7 @@ bool procs__attach_pending(const struct pipeline *pl)
 {
 	return pl->attaching > 0 ||
 	       (pl->attach_deferred_ns &&
-		mono_ns() < pl->attach_deferred_ns + ATTACH_WAITING_NS);
+		clock__mono_ns() < pl->attach_deferred_ns + ATTACH_WAITING_NS);
 }
 
 /*
@@ -304,7 +304,7 @@ static void proc_became_jvm(struct pipeline *pl, struct proc_state *ps,
 	pl->stats.jvms++;
 	if (pl->cap)
 		capture__set_window(pl->cap, ps->pid, true);
-	proc_try_codemap(pl, ps, mono_ns());
+	proc_try_codemap(pl, ps, clock__mono_ns());
 }
 
 /* a new slot for pid (the table grown if need be); NULL: no memory */
@@ -525,7 +525,7 @@ static int read_start_time(pid_t pid, uint64_t *start, bool *zombie)
 /* first sight of a live process: who it is, for telling a reused pid */
 static void proc_note_start(struct proc_state *ps)
 {
-	uint64_t t = mono_ns();
+	uint64_t t = clock__mono_ns();
 	bool zombie = false;
 
 	if (read_start_time(ps->pid, &ps->start_time, &zombie))
@@ -565,7 +565,7 @@ void pipeline__note_exit(struct pipeline *pl, pid_t pid)
 {
 	/* no room: /proc is read instead, from now on */
 	if (pl->exit_feed &&
-	    u64map__put(&pl->exits, (uint64_t)(uint32_t)pid, mono_ns()))
+	    u64map__put(&pl->exits, (uint64_t)(uint32_t)pid, clock__mono_ns()))
 		pl->exit_feed = false;
 }
 
@@ -596,7 +596,7 @@ enum proc_life { PROC_ALIVE, PROC_EXITED, PROC_REUSED };
 static enum proc_life proc_life(struct pipeline *pl, struct proc_state *ps,
 				uint64_t *startp)
 {
-	uint64_t start = 0, t = mono_ns();
+	uint64_t start = 0, t = clock__mono_ns();
 	bool zombie = false;
 	int rc = read_start_time(ps->pid, &start, &zombie);
 
@@ -729,7 +729,7 @@ static void proc_retire(struct pipeline *pl, struct proc_state *ps,
 {
 	struct proc_state r = *ps;
 
-	r.gone_ns = r.gone_ns ? r.gone_ns : mono_ns();
+	r.gone_ns = r.gone_ns ? r.gone_ns : clock__mono_ns();
 	/* the code it wrote before it ended, for its last samples */
 	if (r.cm) {
 		codemap__update(r.cm);

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "symbols/perfmap.h"
 #include "util/safe_open.h"
 #include "util/u64map.h"
@@ -89,14 +90,6 @@ struct perfmap {
 	uint32_t seq;
 	struct perfmap_stats st;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* NSpid (last: the innermost namespace) and the users of pid */
 static int read_status(struct perfmap *pm)
@@ -755,7 +748,7 @@ static int open_file(struct perfmap *pm, int root_fd, struct pm_file *f,
 	}
 	if (f->known && (st->st_dev != f->dev || st->st_ino != f->ino ||
 			 (uint64_t)st->st_size < f->done)) {
-		uint64_t now = now_ns();
+		uint64_t now = clock__mono_ns();
 
 		if (pm->reset_ns &&
 		    now < pm->reset_ns + PERFMAP_RESET_MIN_MS * 1000000ull) {
@@ -936,7 +929,7 @@ cleanup:
 
 bool perfmap__due(struct perfmap *pm)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock__mono_ns();
 
 	if (!pm || now < pm->next_ns)
 		return false;

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "symbols/demangle.h"
 #include "symbols/elf_symbols.h"
 #include "symbols/kallsyms.h"
@@ -137,14 +138,6 @@ struct symbolizer {
 	struct u64map path_bids, path_bid_root;
 	bool refused_said;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 struct symbolizer *symbolizer__new(struct strtab *st)
 {
@@ -850,7 +843,7 @@ static int proc_read(struct symbolizer *sz, struct proc *p)
 
 	if (p->offline)
 		return 0;
-	p->last_refresh_ns = now_ns();
+	p->last_refresh_ns = clock__mono_ns();
 	sz->stats.map_reads++;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -950,7 +943,7 @@ static void ensure_read(struct symbolizer *sz, struct proc *p)
 {
 	if (p->read_once || p->gone)
 		return;
-	if (p->last_refresh_ns && now_ns() - p->last_refresh_ns < REFRESH_NS)
+	if (p->last_refresh_ns && clock__mono_ns() - p->last_refresh_ns < REFRESH_NS)
 		return;
 	proc_read(sz, p);
 }
@@ -970,7 +963,7 @@ static struct pmap *find_pmap(struct symbolizer *sz, pid_t pid, uint64_t pc)
 	if (m || p->gone)
 		return m;
 	/* garbage pcs must not make us reread maps for every frame */
-	if (now_ns() - p->last_refresh_ns < REFRESH_NS)
+	if (clock__mono_ns() - p->last_refresh_ns < REFRESH_NS)
 		return NULL;
 	proc_read(sz, p);
 	return proc_find(p, pc);
@@ -1366,7 +1359,7 @@ static void module_destroy(struct symbolizer *sz, struct module *m)
  * idle first */
 static void modules_trim(struct symbolizer *sz)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock__mono_ns();
 
 	for (;;) {
 		struct module *m, *oldest = NULL;
