@@ -118,24 +118,29 @@ static bool component_pod(const char *c, size_t n, bool under_kubepods,
 	return true;
 }
 
+/*
+ * The next component of a cgroup path from *i: its start and length (0 at
+ * the end, or at a NUL: nothing after one is trusted); *i moves past it.
+ */
+static size_t next_component(const char *path, size_t len, size_t *i,
+			     size_t *start)
+{
+	while (*i < len && path[*i] == '/')
+		(*i)++;
+	*start = *i;
+	while (*i < len && path[*i] != '/' && path[*i] != '\0')
+		(*i)++;
+	return *i - *start;
+}
+
 bool container__parse_path(const char *path, size_t len,
 			   struct container_ids *out)
 {
 	bool kubepods = false;
-	size_t i = 0;
+	size_t i = 0, start, n;
 
 	memset(out, 0, sizeof(*out));
-	while (i < len) {
-		size_t start, n;
-
-		while (i < len && path[i] == '/')
-			i++;
-		start = i;
-		while (i < len && path[i] != '/' && path[i] != '\0')
-			i++;
-		n = i - start;
-		if (!n)
-			break;	/* the end, or a NUL: nothing more to trust */
+	while ((n = next_component(path, len, &i, &start))) {
 		component_id(path + start, n, out->id);
 		component_pod(path + start, n, kubepods, out->pod_uid);
 		if (memmem(path + start, n, "kubepods", 8))
@@ -148,19 +153,9 @@ bool container__scope_path(const char *path, size_t len, char *buf,
 			   size_t size)
 {
 	char id[CONTAINER_ID_LEN + 1];
-	size_t i = 0, end = 0;
+	size_t i = 0, end = 0, start, n;
 
-	while (i < len) {
-		size_t start, n;
-
-		while (i < len && path[i] == '/')
-			i++;
-		start = i;
-		while (i < len && path[i] != '/' && path[i] != '\0')
-			i++;
-		n = i - start;
-		if (!n)
-			break;
+	while ((n = next_component(path, len, &i, &start))) {
 		if (component_id(path + start, n, id))
 			end = i;
 	}
