@@ -43,56 +43,6 @@ EOF
 cat > "$TMP/libjvm.c" <<'EOF'
 int fake_jvm_marker(void) { return 42; }
 EOF
-# the fake JVM maps its code map once one is there, as the agent does (the
-# recorder takes only a map the JVM maps)
-cat > "$TMP/fakejvm.c" <<'EOF'
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-volatile unsigned long sink;
-__attribute__((noinline)) void fj_spin(void)
-{
-	for (unsigned long i = 0; i < 100000000ul; i++)
-		sink += i;
-}
-static void *map_it(void *arg)
-{
-	char path[128];
-	struct stat ns, st;
-
-	(void)arg;
-	if (stat("/proc/self/ns/pid", &ns))
-		return NULL;
-	snprintf(path, sizeof(path), "/dev/shm/asgst-%d-%llu.map",
-		 (int)getpid(), (unsigned long long)ns.st_ino);
-	for (;;) {
-		int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
-
-		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-		    mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) != MAP_FAILED)
-			return NULL;
-		if (fd >= 0)
-			close(fd);
-		usleep(20000);
-	}
-}
-int main(int argc, char **argv)
-{
-	pthread_t th;
-
-	if (argc < 2 || !dlopen(argv[1], RTLD_NOW))
-		return 1;
-	pthread_create(&th, NULL, map_it, NULL);
-	printf("READY %d\n", (int)getpid());
-	fflush(stdout);
-	for (;;)
-		fj_spin();
-}
-EOF
 CF="-O1 -g -fno-omit-frame-pointer -Wl,--build-id=sha1"
 cc $CF "$TMP/victim.c" -o "$TMP/victim.full" || fail "cc victim"
 # a big debug file: reading it takes long enough to be cut meanwhile
@@ -105,7 +55,6 @@ objcopy --add-section .asgst_pad="$TMP/pad.bin" "$TMP/victim.dbg0" "$U/victim.de
 cp "$U/victim.debug" "$TMP/victim.debug.good"
 chown nobody "$U/victim" "$U/victim.debug"
 cc -shared -fPIC "$TMP/libjvm.c" -o "$TMP/libjvm.so" || fail "cc libjvm"
-cc $CF "$TMP/fakejvm.c" -o "$TMP/fakejvm" -ldl -lpthread || fail "cc fakejvm"
 
 # start CMD... in the background as a victim; sets VPID
 start_victim() {
@@ -274,7 +223,7 @@ open(sys.argv[1], "wb").write(h + b"\0" * (4096 - len(h)))
 EOF
 }
 fake_jvm() {
-	start_victim "$TMP/fakejvm" "$TMP/libjvm.so"
+	start_victim "$WL/fake_jvm" "$TMP/libjvm.so" - map
 	MAP=$(cm_map "$VPID")
 	rm -f "$MAP"
 }
