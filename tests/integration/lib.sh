@@ -1,7 +1,8 @@
 # Sourced by tests/integration/test_*.sh. Conventions:
 #   exit 0 = pass, 77 = skip (print "SKIP: reason" first), other = fail.
-#   Under CI=true a skip of what CI machines provide (root, BPF, JDK 17)
-#   is a failure: need_root / need_bpf / need_jdk17 exit 1 there.
+#   Under CI=true what the tests need (root, BPF, JDK 17, JDK 25) is
+#   required: need_root / need_bpf / need_jdk17 / need_jdk25 and test_jdks
+#   fail where they would skip.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -54,7 +55,7 @@ skip() {
 
 skip_or_fail() {
 	if [ "${CI:-}" = "true" ]; then
-		echo "FAIL: $* (CI provides this; a skip is a failure here)"
+		echo "FAIL: $* (CI=true: required, a skip is a failure)"
 		exit 1
 	fi
 	skip "$*"
@@ -78,7 +79,7 @@ need_jdk17() {
 	[ -x "$JDK17/bin/java" ] || skip_or_fail "JDK 17 not found at $JDK17"
 }
 
-# JDK 25 under /usr/lib/jvm is on CI's machines: a missing one fails there
+# a JDK 25 under /usr/lib/jvm (JDK25=); under CI=true a missing one fails
 need_jdk25() {
 	[ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ] || skip_or_fail "JDK 25 not present under /usr/lib/jvm"
 }
