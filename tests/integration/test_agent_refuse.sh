@@ -2,8 +2,9 @@
 # The agent fails closed on a JDK release whose layouts it does not know
 # (JDK 26 changed what a jmethodID is): not to need a JDK 26, the agent's
 # known range is narrowed below the running JDK with its jdkmax= option,
-# which takes the same refusal path an unknown release takes. Checks, at start (-agentpath) and on a late attach, on JDK 17 and
-# (where present) JDK 25:
+# which takes the same refusal path an unknown release takes. Checks, at
+# start (-agentpath) and on a late attach, on JDK 17 and (where present)
+# JDK 25:
 #  - the JVM runs its workload to the end and exits 0;
 #  - exactly one asgst-agent line on its stderr, naming the release;
 #  - the map says disabled with the reason, `jvms` shows `off` and why;
