@@ -1,5 +1,5 @@
 #!/bin/sh
-# Java <-> C crossings (issue 6): the barrier frame says how Java called C
+# Java <-> C crossings: the barrier frame says how Java called C
 # and where C called back, the stack stays whole across them, and the
 # thread state matches the crossing, in >= 95 % of each thread's samples
 # (JSON, collapsed and HTML from one recording; crossings_check.py):
