@@ -84,6 +84,24 @@ need_jdk25() {
 	[ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ] || skip_or_fail "JDK 25 not present under /usr/lib/jvm"
 }
 
+# test_jdks: the JDKs a test runs on, one a line: JDK 17 (see need_jdk17),
+# and the JDK 25 under /usr/lib/jvm (JDK25=) when present. Without it the
+# test runs on JDK 17 alone and it is said on stderr; under CI=true that is
+# a failure: status 1, JDK 17 still listed, so the test runs and fails:
+#   jdks=$(test_jdks) || rc=1
+#   for jdk in $jdks; do ...
+test_jdks() {
+	echo "$JDK17"
+	if [ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ]; then
+		echo "$JDK25"
+	elif [ "${CI:-}" = "true" ]; then
+		echo "FAIL: JDK 25 not present under /usr/lib/jvm (CI=true: required)" >&2
+		return 1
+	else
+		echo "INFO: JDK 25 not present under /usr/lib/jvm: JDK 17 only" >&2
+	fi
+}
+
 # spoil_output PATH: once a recorder writes PATH's temporary file
 # (.asgst-*.tmp beside it: the recording runs), a directory takes PATH, so
 # the output cannot be put in place at the end. 1 when no such file came.
