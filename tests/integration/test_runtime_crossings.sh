@@ -19,6 +19,7 @@ XCHECK="python3 $TOP/tests/integration/crossings_check.py"
 MIN=95
 
 rc=0
+jdks=$(test_jdks) || rc=1
 # record JPID into $TMP/$1.{json,collapsed,html}
 record_all() {
 	"$ASGST" record -p "$JPID" -d 8 -o "$TMP/$1.json" \
@@ -31,8 +32,7 @@ check() { # mode name javap classes
 		--collapsed "$TMP/$2.collapsed" --html "$TMP/$2.html" || rc=1
 }
 
-for jdk in "$JDK17" ${JDK25:+"$JDK25"}; do
-	[ -x "$jdk/bin/java" ] || continue
+for jdk in $jdks; do
 	v=jni-$(basename "$jdk")
 	start_java "$jdk" "$TMP/$v.out" -agentpath:"$AGENT" \
 		-Djava.library.path="$WL" -cp "$WL/classes" JniChain 60
