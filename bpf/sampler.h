@@ -86,7 +86,8 @@ struct asgst_sample_hdr {
 	__u64 bp;
 	__u64 rbx;
 	__u64 r13;
-	/* JavaThread words read at sample time (issue: runtime insight) */
+	/* JavaThread words read at sample time: thread state, frame anchor,
+	 * continuation (docs/sampler.md) */
 	__u64 jt_state;
 	__u64 jt_last_sp;
 	__u64 jt_last_pc;

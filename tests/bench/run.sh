@@ -1,7 +1,8 @@
 #!/bin/sh
 # make bench: costs of asgst-bpf, each as a figure and as a ratio against a
 # baseline measured in the same run. Needs root. BENCH_QUICK=1 shortens the
-# long runs (for trying it out; the issue figures use the full lengths).
+# long runs (for trying it out; the figures in docs/sampler.md use the full
+# lengths).
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}

@@ -2,7 +2,8 @@
 /*
  * Workload of tests/integration/test_html_firstscreen.sh: a profile whose
  * widest frames are shallow and which also has a tower hundreds of frames
- * deep, the shape that used to open the HTML page on an empty screen.
+ * deep: the HTML page must open on the wide frames, not on an empty
+ * screen at the tower's depth.
  *   thread "wide": serve -> parse / compute / encode, hot loops 1 to 3
  *     frames under Thread.run (most of the samples);
  *   thread "deep": descendA -> descendB -> descendC -> descendA ...

@@ -2,7 +2,7 @@
 # cm_text_check LABEL MAP [worker]: the map as `asgst-bpf codemap` prints it
 # (the merger's strict reader) holds the workload's methods, compiled code
 # with the inline chain inner <- middle, the interpreter and call stub, and
-# the main (and worker) thread. "worker" = agent loaded at start. "worker" = agent loaded at start.
+# the main (and worker) thread. "worker" = agent loaded at start.
 cm_text_check() {
 	[ -x "$ASGST" ] || fail "$ASGST not built (make all)"
 	_t="$TMP/$1.txt"

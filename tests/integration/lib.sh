@@ -1,7 +1,8 @@
 # Sourced by tests/integration/test_*.sh. Conventions:
 #   exit 0 = pass, 77 = skip (print "SKIP: reason" first), other = fail.
-#   Under CI=true a skip of what CI machines provide (root, BPF, JDK 17)
-#   is a failure: need_root / need_bpf / need_jdk17 exit 1 there.
+#   Under CI=true what the tests need (root, BPF, JDK 17, JDK 25) is
+#   required: need_root / need_bpf / need_jdk17 / need_jdk25 and test_jdks
+#   fail where they would skip.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -54,7 +55,7 @@ skip() {
 
 skip_or_fail() {
 	if [ "${CI:-}" = "true" ]; then
-		echo "FAIL: $* (CI provides this; a skip is a failure here)"
+		echo "FAIL: $* (CI=true: required, a skip is a failure)"
 		exit 1
 	fi
 	skip "$*"
@@ -78,9 +79,27 @@ need_jdk17() {
 	[ -x "$JDK17/bin/java" ] || skip_or_fail "JDK 17 not found at $JDK17"
 }
 
-# JDK 25 under /usr/lib/jvm is on CI's machines: a missing one fails there
+# a JDK 25 under /usr/lib/jvm (JDK25=); under CI=true a missing one fails
 need_jdk25() {
 	[ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ] || skip_or_fail "JDK 25 not present under /usr/lib/jvm"
+}
+
+# test_jdks: the JDKs a test runs on, one a line: JDK 17 (see need_jdk17),
+# and the JDK 25 under /usr/lib/jvm (JDK25=) when present. Without it the
+# test runs on JDK 17 alone and it is said on stderr; under CI=true that is
+# a failure: status 1, JDK 17 still listed, so the test runs and fails:
+#   jdks=$(test_jdks) || rc=1
+#   for jdk in $jdks; do ...
+test_jdks() {
+	echo "$JDK17"
+	if [ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ]; then
+		echo "$JDK25"
+	elif [ "${CI:-}" = "true" ]; then
+		echo "FAIL: JDK 25 not present under /usr/lib/jvm (CI=true: required)" >&2
+		return 1
+	else
+		echo "INFO: JDK 25 not present under /usr/lib/jvm: JDK 17 only" >&2
+	fi
 }
 
 # spoil_output PATH: once a recorder writes PATH's temporary file

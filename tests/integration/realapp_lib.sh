@@ -17,13 +17,6 @@ need_realapp_tools() {
 	command -v python3 >/dev/null || skip_or_fail "python3 not found"
 }
 
-# the JDKs to run on: JDK 17, and JDK 25 when present
-realapp_jdks() {
-	for _j in "$JDK17" ${JDK25:+"$JDK25"}; do
-		[ -x "$_j/bin/java" ] && echo "$_j"
-	done
-}
-
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

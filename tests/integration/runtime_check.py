@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Checks asgst-bpf profiles of the runtime workloads (issue 6): virtual
-threads, pinned carriers, off-CPU stacks.
+"""Checks asgst-bpf profiles of the runtime workloads: virtual threads,
+pinned carriers, off-CPU stacks.
 
   runtime_check.py vthreads JSON --pid PID [--view merged|virtual|carrier]
                    [--jstack FILE ...] [--min PCT]

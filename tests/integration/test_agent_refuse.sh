@@ -1,10 +1,10 @@
 #!/bin/sh
 # The agent fails closed on a JDK release whose layouts it does not know
-# (JDK 26 changed what a jmethodID is): no JDK 26 is on these machines, so
-# the agent's known range is narrowed below the running JDK with its
-# jdkmax= option, which takes the same refusal path an unknown release
-# takes. Checks, at start (-agentpath) and on a late attach, on JDK 17 and
-# (where present) JDK 25:
+# (JDK 26 changed what a jmethodID is): not to need a JDK 26, the agent's
+# known range is narrowed below the running JDK with its jdkmax= option,
+# which takes the same refusal path an unknown release takes. Checks, at
+# start (-agentpath) and on a late attach, on JDK 17 and (where present)
+# JDK 25:
 #  - the JVM runs its workload to the end and exits 0;
 #  - exactly one asgst-agent line on its stderr, naming the release;
 #  - the map says disabled with the reason, `jvms` shows `off` and why;
@@ -86,6 +86,6 @@ if [ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ]; then
 	refuse_at_start "$JDK25/bin/java" jdk25-start 25
 	refuse_on_attach "$JDK25/bin/java" jdk25-attach 25
 elif [ "${CI:-}" = "true" ]; then
-	fail "JDK 25 not present under /usr/lib/jvm (CI provides it)"
+	fail "JDK 25 not present under /usr/lib/jvm (CI=true: required)"
 fi
 echo "PASS"

@@ -1,10 +1,16 @@
 #!/bin/sh
-# Agent loaded with -agentpath at JVM start, JDK 17: methods, compiled code
-# (frame sizes, comp levels, inline chains), stubs, threads, unloads.
+# Agent loaded with -agentpath at JVM start, on JDK 17 and JDK 25
+# (test_jdks): methods, compiled code (frame sizes, comp levels, inline
+# chains), stubs, threads, unloads. Then, on JDK 17, a map at its maximum
+# size.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent_common.sh"
 need_jdk17
-agent_run_check "$JDK17" jdk17
+rc=0
+jdks=$(test_jdks) || rc=1
+for jdk in $jdks; do
+	agent_run_check "$jdk" "$(basename "$jdk")"
+done
 
 # a small maximum (256k: compact methods fit the workload in 1m): the map
 # stops at it, says it is full, counts the drops, and the JVM runs on
@@ -22,4 +28,5 @@ grep -q '^header .*flags=0x[0-9a-f]*(ready,full' "$TMP/small.txt" || fail "full 
 grep -Eq '^header .* dropped=[1-9]' "$TMP/small.txt" || fail "full map counts no drops"
 grep -q 'code map full' "$TMP/small.out" || fail "no warning when the map filled"
 echo "INFO: maxsize=256k: map $sz bytes, $(grep -o 'dropped=[0-9]*' "$TMP/small.txt" | head -1)"
+[ "$rc" -eq 0 ] || exit 1
 echo "PASS"

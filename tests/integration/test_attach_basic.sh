@@ -1,5 +1,6 @@
 #!/bin/sh
-# Late attach to a running JDK 17 JVM, attaching twice, `jvms`, and the
+# Late attach to a running JVM, attaching twice and `jvms`, on JDK 17 and
+# JDK 25 (test_jdks, "return code: N" replies there); then on JDK 17 the
 # failures: not a JVM, attach disabled, a JVM exiting during the attach.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/attach_lib.sh"
@@ -8,7 +9,12 @@ need_jdk17
 need_built
 J="$JDK17/bin/java"
 
-basic_attach "$J"
+rc=0
+jdks=$(test_jdks) || rc=1
+for jdk in $jdks; do
+	echo "INFO: $(basename "$jdk")"
+	basic_attach "$jdk/bin/java"
+done
 
 # a JVM of another user (nobody), cwd /: the trigger is created for it and
 # the connect made with its uid/gid
@@ -111,4 +117,5 @@ while kill -0 "$SP" 2>/dev/null; do
 done
 echo "INFO: short-lived JVM: $ok attaches ok, $failed failed (last: ${last:-none})"
 [ $((ok + failed)) -gt 0 ] || fail "no attach attempt on the short-lived JVM"
+[ "$rc" -eq 0 ] || exit 1
 echo "PASS"

@@ -57,17 +57,8 @@ record_big() {
 }
 
 rc=0
-# JDK 25 is on CI's machines: missing there it is a failure
-if [ -z "$JDK25" ] || [ ! -x "$JDK25/bin/java" ]; then
-	if [ "${CI:-}" = "true" ]; then
-		echo "FAIL: JDK 25 not present under /usr/lib/jvm (CI provides it)"
-		rc=1
-	else
-		echo "INFO: JDK 25 not present under /usr/lib/jvm: its run is skipped"
-	fi
-	JDK25=
-fi
-for jdk in "$JDK17" ${JDK25:+"$JDK25"}; do
+jdks=$(test_jdks) || rc=1
+for jdk in $jdks; do
 	v=$(basename "$jdk")
 
 	# the baseline: the same JVM without the generated classes

@@ -21,9 +21,9 @@ for lib in nofp cfi; do
 done
 
 rc=0
+jdks=$(test_jdks) || rc=1
 for lib in nofp cfi; do
-for jdk in "$JDK17" ${JDK25:+"$JDK25"}; do
-	[ -x "$jdk/bin/java" ] || continue
+for jdk in $jdks; do
 	v=$(basename "$jdk")-$lib
 	start_java "$jdk" "$TMP/$v.out" -agentpath:"$AGENT" \
 		-Djava.library.path="$WL/$lib" -cp "$WL/classes" JniChain 60 jni

@@ -8,8 +8,8 @@ need_jdk17
 need_decode_tools
 
 rc=0
-for jdk in "$JDK17" ${JDK25:+"$JDK25"}; do
-	[ -x "$jdk/bin/java" ] || continue
+jdks=$(test_jdks) || rc=1
+for jdk in $jdks; do
 	v=$(basename "$jdk")
 	start_java "$jdk" "$TMP/$v.out" -cp "$WL/classes" Chain 60
 	sleep 1

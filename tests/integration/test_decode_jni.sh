@@ -10,8 +10,8 @@ need_decode_tools
 [ -f "$WL/libjnichain.so" ] || fail "$WL/libjnichain.so not built"
 
 rc=0
-for jdk in "$JDK17" ${JDK25:+"$JDK25"}; do
-	[ -x "$jdk/bin/java" ] || continue
+jdks=$(test_jdks) || rc=1
+for jdk in $jdks; do
 	v=$(basename "$jdk")
 	start_java "$jdk" "$TMP/$v.out" -agentpath:"$AGENT" \
 		-Djava.library.path="$WL" -cp "$WL/classes" JniChain 60

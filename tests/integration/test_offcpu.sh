@@ -1,5 +1,5 @@
 #!/bin/sh
-# Off-CPU recording (issue 6) on a context-switch-heavy C workload
+# Off-CPU recording on a context-switch-heavy C workload
 # (tests/workloads/ctxswitch.c: two threads ping-ponging a byte over pipes
 # on one CPU, ~140k switches/s here). record -e offcpu -p PID keeps up: the ping-pong
 # threads' off-CPU stacks hold their chain and kernel frames, offcpu_ns > 0,

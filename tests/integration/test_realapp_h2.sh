@@ -36,7 +36,8 @@ EOF2
 } > "$TMP/load.sql"
 
 rc=0
-for jdk in $(realapp_jdks); do
+jdks=$(test_jdks) || rc=1
+for jdk in $jdks; do
 	v=$(basename "$jdk")
 	"$jdk/bin/java" -cp "$H2JAR" org.h2.tools.RunScript \
 		-url "jdbc:h2:mem:load" -script "$TMP/load.sql" -showResults \

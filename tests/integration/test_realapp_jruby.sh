@@ -36,7 +36,8 @@ end
 EOF2
 
 rc=0
-for jdk in $(realapp_jdks); do
+jdks=$(test_jdks) || rc=1
+for jdk in $jdks; do
 	v=$(basename "$jdk")
 	JAVA_HOME=$jdk JAVACMD=$jdk/bin/java JRUBY_OPTS= JAVA_OPTS= \
 		/usr/bin/jruby "$TMP/load.rb" > "$TMP/jruby-$v.out" 2>&1 &

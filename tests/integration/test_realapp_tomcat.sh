@@ -98,7 +98,8 @@ EOF
 }
 
 rc=0
-for jdk in $(realapp_jdks); do
+jdks=$(test_jdks) || rc=1
+for jdk in $jdks; do
 	v=$(basename "$jdk")
 	port=$(free_port)
 	base="$TMP/tc-$v"

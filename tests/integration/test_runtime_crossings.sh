@@ -1,5 +1,5 @@
 #!/bin/sh
-# Java <-> C crossings (issue 6): the barrier frame says how Java called C
+# Java <-> C crossings: the barrier frame says how Java called C
 # and where C called back, the stack stays whole across them, and the
 # thread state matches the crossing, in >= 95 % of each thread's samples
 # (JSON, collapsed and HTML from one recording; crossings_check.py):
@@ -19,6 +19,7 @@ XCHECK="python3 $TOP/tests/integration/crossings_check.py"
 MIN=95
 
 rc=0
+jdks=$(test_jdks) || rc=1
 # record JPID into $TMP/$1.{json,collapsed,html}
 record_all() {
 	"$ASGST" record -p "$JPID" -d 8 -o "$TMP/$1.json" \
@@ -31,8 +32,7 @@ check() { # mode name javap classes
 		--collapsed "$TMP/$2.collapsed" --html "$TMP/$2.html" || rc=1
 }
 
-for jdk in "$JDK17" ${JDK25:+"$JDK25"}; do
-	[ -x "$jdk/bin/java" ] || continue
+for jdk in $jdks; do
 	v=jni-$(basename "$jdk")
 	start_java "$jdk" "$TMP/$v.out" -agentpath:"$AGENT" \
 		-Djava.library.path="$WL" -cp "$WL/classes" JniChain 60

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Pinned carriers off-CPU (issue 6) on JDK 25, tests/workloads/jdk25/
+# Pinned carriers off-CPU on JDK 25, tests/workloads/jdk25/
 # PinnedJni.java with record -e offcpu during a phase the workload measures:
 #  - virtual threads sleeping in C inside a JNI method (libvtpin.so): >= 70
 #    % of the time they slept (measured in C) reported "pinned": true with

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Virtual threads (issue 6) on JDK 25: CPU-bound virtual threads that yield
+# Virtual threads on JDK 25: CPU-bound virtual threads that yield
 # after every call of a known chain (tests/workloads/jdk25/VtYield.java) on
 # three carriers (one is held by the never-yielding thread). In >= 95 % of
 # the carriers' samples with a yielding virtual thread mounted the stack

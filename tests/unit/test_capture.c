@@ -460,7 +460,7 @@ int main(void)
 
 	if (!can_capture()) {
 		if (ci && !strcmp(ci, "true")) {
-			fprintf(stderr, "FAIL: %s (CI provides root and BPF)\n",
+			fprintf(stderr, "FAIL: %s (CI=true: root and BPF are required)\n",
 				skip_reason);
 			return 1;
 		}

@@ -20,8 +20,8 @@
 #include "profile/profile.h"
 #include "trace.h"
 
-/* ids as the runtimes print them (podman's from a run on this project's CI
- * host: podman 4.3 + runc, --cgroup-manager cgroupfs) */
+/* ids as the runtimes print them (podman's as podman 4.3 with runc and
+ * --cgroup-manager cgroupfs prints it) */
 #define ID_PODMAN "eed256089ba60de2242a8b6b906dc15a8717d9a4a4f563bfa3e91d4610f22465"
 #define ID_DOCKER "4e5b6f0d9c8a7b61e2f3d4c5b6a79801f2e3d4c5b6a7980f1e2d3c4b5a697887"
 #define ID_CTRD   "9a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"

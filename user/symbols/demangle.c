@@ -3,7 +3,7 @@
  * C++ demangling through libstdc++'s __cxa_demangle (the Makefile links
  * -lstdc++), then a small scanner that removes the parameter list and the
  * return type. We keep "Foo<int>::bar" and drop "(int) const": async-profiler
- * prints the full signature, but the issue asks libjvm frames to read like
+ * prints the full signature, but libjvm frames read better as
  * "JavaCalls::call_helper", and overloads merging in a flame graph is what
  * a profile reader wants.
  */

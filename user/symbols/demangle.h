@@ -4,7 +4,7 @@
  * name without parameter list and without return type (namespaces, classes
  * and template arguments kept): "JavaCalls::call_helper", not
  * "JavaCalls::call_helper(JavaValue*, methodHandle const&, ...)". Flame
- * graphs then merge overloads, and libjvm frames read like the issue asks.
+ * graphs then merge overloads, and libjvm frames read as the VM's names.
  */
 #ifndef ASGST_DEMANGLE_H
 #define ASGST_DEMANGLE_H
