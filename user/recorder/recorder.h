@@ -148,8 +148,9 @@ int recorder__open_replay(struct recorder **out,
 			  const struct recorder_opts *o);
 enum recorder_end recorder__run(struct recorder *r);
 void recorder__stop(struct recorder *r);
-/* 0, or 1 when an output could not be written (said; a recording's
- * samples are then kept in a raw file in $TMPDIR, said too) */
+/* (the sampler stopped first when recorder__stop was not called) 0, or 1
+ * when an output could not be written (said; a recording's samples are
+ * then kept in a raw file in $TMPDIR, said too) */
 int recorder__finish(struct recorder *r);
 void recorder__close(struct recorder *r);
 
