@@ -20,6 +20,7 @@
 #include "recorder/recorder.h"
 
 struct maplog;
+struct replay;
 struct raw_writer;
 
 /* the fork/exec handshake of -- COMMAND, and -p's liveness */
