@@ -140,17 +140,19 @@ struct recorder_stats {
 struct recorder;
 struct profile;
 
-/* 0, or the command's exit status (2: a target that cannot be, 1: any
- * other failure); *out is set either way and goes to recorder__close */
+/* 0, or the exit status the command ends with (2: no such cgroup or
+ * container, 1: any other failure); *out is set either way (NULL when out
+ * of memory) and goes to recorder__close */
 int recorder__open(struct recorder **out, const struct recorder_opts *o);
 /* the raw recording o->replay, to be decoded by recorder__run; 0 or 1 */
 int recorder__open_replay(struct recorder **out,
 			  const struct recorder_opts *o);
 enum recorder_end recorder__run(struct recorder *r);
+/* once; a replay has no sampler to stop */
 void recorder__stop(struct recorder *r);
-/* (the sampler stopped first when recorder__stop was not called) 0, or 1
- * when an output could not be written (said; a recording's samples are
- * then kept in a raw file in $TMPDIR, said too) */
+/* 0, or 1 when an output could not be written (said; a recording's
+ * stacks are then kept in a raw file in $TMPDIR, said too). Stops the
+ * sampler first when recorder__stop was not called. */
 int recorder__finish(struct recorder *r);
 void recorder__close(struct recorder *r);
 
