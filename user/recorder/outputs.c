@@ -67,11 +67,6 @@ int recorder_outputs_open(struct recorder *r)
 	char err[512];
 	int rc;
 
-	if (r->o.switch_ns) {
-		for (size_t i = 0; i < r->o.nout; i++)
-			r->kept[i].max = r->o.switch_max;
-		return recorder_period_open(r, time(NULL));
-	}
 	for (size_t i = 0; i < r->o.nout; i++) {
 		if (r->o.formats[i] == OUT_RAW) {
 			if (r->raw)

@@ -13,7 +13,7 @@
 #include "recorder/recorder_int.h"
 
 /* a period's files: -o's paths with the time it began (CLOCK_REALTIME) */
-int recorder_period_open(struct recorder *r, time_t began)
+static int period_open(struct recorder *r, time_t began)
 {
 	char err[512];
 	bool raw = false;
@@ -50,6 +50,14 @@ int recorder_period_open(struct recorder *r, time_t began)
 		}
 	}
 	return ret;
+}
+
+/* the first period's files, opened as recorder__open opens outputs */
+int recorder_periods_open(struct recorder *r)
+{
+	for (size_t i = 0; i < r->o.nout; i++)
+		r->kept[i].max = r->o.switch_max;
+	return period_open(r, time(NULL));
 }
 
 /* the period's figures: the sampler's counters (r->st, just read) since
@@ -91,7 +99,7 @@ void recorder_period_switch(struct recorder *r, uint64_t now)
 	/* a period that ran late (a slow write): the next on the beat */
 	while (r->next_switch <= now)
 		r->next_switch += r->o.switch_ns;
-	if (recorder_period_open(r, time(NULL)))
+	if (period_open(r, time(NULL)))
 		r->period_failed = true;
 	/* with no raw output the pipeline never had a sink */
 	if (r->o.formats[r->raw_idx] == OUT_RAW &&

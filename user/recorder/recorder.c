@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +18,6 @@
 
 /* the ring buffer is polled this long at most between two decodes */
 #define POLL_MS		100
-
-void recorder_say(const struct recorder *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "asgst-bpf %s: ", r->who);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* a signal handler has no context: the flag of the one recording */
 static volatile sig_atomic_t *signal_stop;
@@ -167,6 +155,14 @@ static int start(struct recorder *r)
 	return recorder_targets_start(r);
 }
 
+/* open the outputs now (with --switch-output the first period's files):
+ * a bad path fails before anything is recorded */
+static int open_outputs(struct recorder *r)
+{
+	return r->o.switch_ns ? recorder_periods_open(r) :
+				recorder_outputs_open(r);
+}
+
 int recorder__open(struct recorder **out, const struct recorder_opts *o)
 {
 	struct recorder *r = recorder_new(o, "record");
@@ -174,7 +170,7 @@ int recorder__open(struct recorder **out, const struct recorder_opts *o)
 	*out = r;
 	if (!r)
 		return 1;
-	return recorder_outputs_open(r) ?: open_capture(r) ?: open_live(r) ?:
+	return open_outputs(r) ?: open_capture(r) ?: open_live(r) ?:
 	       start(r);
 }
 

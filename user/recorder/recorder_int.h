@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Inside the engine: one recording's state, and what its files hand each
- * other. recorder.c runs the lifecycle; targets.c the fork/exec handshake,
+ * other. recorder.c runs the lifecycle; say.c its messages; targets.c the fork/exec handshake,
  * the targets' liveness and --cgroup/--container; sideband_maps.c the
  * side-band into the map log and the symbolizer; outputs.c opening and
  * writing the outputs; periods.c --switch-output; replay.c report's passes
@@ -72,7 +72,7 @@ struct recorder {
 	struct replay *rp;	/* a replay's rebuilt code maps */
 };
 
-/* "asgst-bpf record: ..." (or report) on stderr */
+/* say.c: "asgst-bpf record: ..." (or report) on stderr */
 void recorder_say(const struct recorder *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -93,7 +93,7 @@ int recorder_outputs_write(struct recorder *r);
 void recorder_outputs_close(struct recorder *r);
 
 /* periods.c */
-int recorder_period_open(struct recorder *r, time_t began);
+int recorder_periods_open(struct recorder *r);
 void recorder_period_meta(struct recorder *r, uint64_t end_ns);
 void recorder_period_switch(struct recorder *r, uint64_t now);
 
