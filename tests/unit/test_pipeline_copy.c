@@ -22,6 +22,7 @@
 #include "output/raw.h"
 #include "profile/pipeline.h"
 #include "profile/profile.h"
+#include "recorder/raw_sink.h"
 
 #define GAP_FRAMES	(64 + 127)	/* what the sampler reserves */
 #define WIN_LEN		200
@@ -88,6 +89,7 @@ static size_t through_pipeline(const uint64_t *rec, size_t len,
 	struct profile *prof = profile__new();
 	struct raw_writer *w = NULL;
 	struct raw_reader *r = NULL;
+	struct pipeline_sink sink;
 	struct pipeline *pl;
 	const void *payload;
 	uint64_t plen;
@@ -99,7 +101,8 @@ static size_t through_pipeline(const uint64_t *rec, size_t len,
 	close(fd);
 	assert_non_null(prof);
 	assert_int_equal(raw_writer__open(&w, path, err, sizeof(err)), 0);
-	o.raw = w;
+	raw_sink__init(&sink, &w);
+	o.sink = &sink;
 	pl = pipeline__new(prof, NULL, &o);
 	assert_non_null(pl);
 	assert_int_equal(pipeline__push(pl, rec, len), 0);

@@ -635,3 +635,25 @@ int raw__parse_meta(const void *payload, uint64_t len, struct raw_meta *out,
 	memcpy(out, payload, len < sizeof(*out) ? len : sizeof(*out));
 	return 0;
 }
+
+int raw__load_meta(struct profile *p, const void *payload, uint64_t len,
+		   char *err, size_t errlen)
+{
+	struct profile_meta *pm = profile__meta(p);
+	struct raw_meta m;
+	int rc;
+
+	rc = raw__parse_meta(payload, len, &m, err, errlen);
+	if (rc)
+		return rc;
+	pm->frequency_hz = m.frequency_hz;
+	pm->duration_ns = m.duration_ns;
+	pm->samples = m.samples;
+	pm->lost = m.lost;
+	pm->events = m.events;
+	pm->offcpu_events = m.offcpu_events;
+	pm->offcpu_lost = m.offcpu_lost;
+	pm->end_ns = m.end_ns;
+	pm->offcpu_capture_ns = m.offcpu_capture_ns;
+	return 0;
+}

@@ -158,5 +158,9 @@ int raw__parse_codemap(const void *payload, uint64_t len,
 /* older (shorter) meta chunks read with the newer fields 0 */
 int raw__parse_meta(const void *payload, uint64_t len, struct raw_meta *out,
 		    char *err, size_t errlen);
+/* a RAW_META chunk into p's profile_meta, the one place raw_meta and
+ * profile_meta meet when reading (raw_writer__close when writing) */
+int raw__load_meta(struct profile *p, const void *payload, uint64_t len,
+		   char *err, size_t errlen);
 
 #endif /* ASGST_RAW_H */

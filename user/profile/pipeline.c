@@ -15,7 +15,6 @@
 #include "capture/sample.h"
 #include "decode/decode.h"
 #include "jvm/codemap.h"
-#include "output/raw.h"
 #include "profile/filter.h"
 #include "profile/pipeline_int.h"
 #include "profile/profile.h"
@@ -99,23 +98,23 @@ static size_t record_used_len(const void *data, size_t len)
 }
 
 /*
- * Raw recordings keep the records in the order they are decoded, which
+ * A sink keeps the records in the order they are decoded, which
  * report replays: an off-CPU stack is followed by the END that weighed it,
  * so a file cut between two periods holds both or neither.
  */
-static void raw_record(struct pipeline *pl, const struct queued *q)
+static void sink_record(struct pipeline *pl, const struct queued *q)
 {
-	raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, q->rec,
-			  record_used_len(q->rec, q->len), NULL, 0);
+	const struct pipeline_sink *s = pl->opts.sink;
+
+	s->sample(s->ctx, q->rec, record_used_len(q->rec, q->len));
 	if (q->end)
-		raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, q->end->data,
-				  record_used_len(q->end->data, q->end->len),
-				  NULL, 0);
+		s->sample(s->ctx, q->end->data,
+			  record_used_len(q->end->data, q->end->len));
 }
 
 /* an END: with its stack (q), else at once (report counts it stray too) */
-static void raw_keep_end(struct pipeline *pl, struct queued *q,
-			 const void *data, size_t len)
+static void sink_keep_end(struct pipeline *pl, struct queued *q,
+			  const void *data, size_t len)
 {
 	struct queued *e = queued__new(data, len);
 
@@ -124,8 +123,8 @@ static void raw_keep_end(struct pipeline *pl, struct queued *q,
 		return;
 	}
 	if (e)
-		raw_writer__chunk(pl->opts.raw, RAW_SAMPLE, e->data,
-				  record_used_len(e->data, e->len), NULL, 0);
+		pl->opts.sink->sample(pl->opts.sink->ctx, e->data,
+				      record_used_len(e->data, e->len));
 	free(e);
 }
 
@@ -216,8 +215,8 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 		pl->last_ktime = h->ktime_ns;
 	if (hdr_ok && h->event == ASGST_EV_OFFCPU_END) {
 		q = offcpu__end(&pl->offcpu, &pl->queue, h, now);
-		if (pl->opts.raw)
-			raw_keep_end(pl, q, data, len);
+		if (pl->opts.sink)
+			sink_keep_end(pl, q, data, len);
 		return 0;
 	}
 	/*
@@ -478,8 +477,8 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 			__builtin_prefetch(pl->queue.head);
 			__builtin_prefetch((const char *)pl->queue.head->rec + 64);
 		}
-		if (pl->opts.raw)
-			raw_record(pl, q);
+		if (pl->opts.sink)
+			sink_record(pl, q);
 		decode_one(pl, q, now_ns);
 		pl->decode_seq++;
 		if (queued__in_ring(q))

@@ -16,8 +16,37 @@
 struct profile;
 struct capture;
 struct filter;
-struct raw_writer;
 struct codemap;
+
+/*
+ * What a recording keeps beside its profile, to be decoded again later
+ * (record -o x.asgst): the records as decoded, the code maps' bytes as
+ * they were read, and each process as it was. The caller implements it
+ * (recorder/raw_sink.c writes a raw file), so the pipeline knows no file
+ * format. Each returns 0 or -errno; a sink remembers its own failures,
+ * the pipeline decodes on.
+ */
+struct pipeline_proc_rec {
+	pid_t pid;
+	bool is_jvm;
+	uint64_t jvm_from_seq;	/* the sample index (of this sink's) from
+				 * which it was decoded as a JVM */
+	const char *comm;
+	const char *maps;	/* its /proc/PID/maps text */
+	size_t maps_len;
+	const char *container_id;	/* NULL: none */
+	const char *pod_uid;
+};
+
+struct pipeline_sink {
+	/* one sample record, in the order they are decoded */
+	int (*sample)(void *ctx, const void *rec, size_t len);
+	/* bytes of pid's code map at file offset off */
+	int (*codemap)(void *ctx, pid_t pid, uint64_t off, const void *bytes,
+		       size_t len);
+	int (*proc)(void *ctx, const struct pipeline_proc_rec *p);
+	void *ctx;
+};
 
 struct pipeline_opts {
 	bool no_attach;		/* never inject the agent */
@@ -25,7 +54,7 @@ struct pipeline_opts {
 	const char *agent_path;	/* libasgst-agent.so, NULL: not found */
 	uint64_t decode_delay_ns;	/* queue delay, 0: default */
 	const struct filter *filter;	/* NULL: keep every stack */
-	struct raw_writer *raw;		/* also keep the samples (.asgst) */
+	const struct pipeline_sink *sink;	/* also keep the samples */
 	bool offline;			/* report: never look at /proc */
 };
 
@@ -110,14 +139,15 @@ void pipeline__note_exit(struct pipeline *pl, pid_t pid);
 int pipeline__prime(struct pipeline *pl, pid_t pid);
 /* prime every running JVM (-a); the number found, or -errno */
 int pipeline__prime_jvms(struct pipeline *pl);
-/* end of a recording: write what a raw file needs besides the samples */
-int pipeline__finish_raw(struct pipeline *pl);
+/* end of a recording: hand the sink what it needs besides the samples
+ * (every process, its code map's header); 0 or the first -errno */
+int pipeline__finish_sink(struct pipeline *pl);
 /*
  * The next period of a recording (--switch-output): the samples decoded
- * from now on go to raw (NULL: none), which also gets again every code map
- * read so far, so that each file decodes alone. 0 or -errno.
+ * from now on go to sink (NULL: none), which also gets again every code
+ * map read so far, so that each period decodes alone. 0 or -errno.
  */
-int pipeline__set_raw(struct pipeline *pl, struct raw_writer *raw);
+int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink);
 /* report: a process as recorded (maps text; cm may be NULL, taken over;
  * jvm_from_seq: the sample index from which it was decoded as a JVM;
  * its container and pod labels, NULL or "" when none) */

@@ -18,7 +18,7 @@
 #include "profile/queue.h"
 #include "util/u64map.h"
 
-struct raw_tap_ctx;
+struct sink_tap;
 struct jthreads;
 
 struct proc_state {
@@ -37,7 +37,7 @@ struct proc_state {
 	const char *pod_uid;
 	bool foreign;
 	struct codemap *cm;
-	struct raw_tap_ctx *tap;	/* raw recordings only */
+	struct sink_tap *tap;		/* with a sink only */
 	struct jthreads *jts;		/* JavaThreads pushed to the kernel */
 	uint64_t jvm_from_seq;		/* see proc_became_jvm() */
 	bool attach_tried;
@@ -69,7 +69,7 @@ struct pipeline {
 	struct offcpu offcpu;		/* waiting for their END */
 	struct frame *frames;
 	uint64_t decode_seq;		/* samples decoded so far: their index */
-	uint64_t raw_seq0;		/* decode_seq of the raw file's first */
+	uint64_t sink_seq0;		/* decode_seq of the sink's first */
 	uint64_t last_update_ns;	/* code maps last caught up */
 	uint64_t last_ktime;		/* newest record time seen */
 	uint64_t last_prune_ns;		/* exited processes last looked for */

@@ -19,7 +19,6 @@
 #include "jvm/codemap.h"
 #include "jvm/inject.h"
 #include "jvm/jthreads.h"
-#include "output/raw.h"
 #include "profile/container.h"
 #include "profile/filter.h"
 #include "profile/pipeline_int.h"
@@ -119,18 +118,17 @@ static void proc_read_container(struct pipeline *pl, struct proc_state *ps)
 	}
 }
 
-/* raw recordings keep each code map's bytes as the reader consumed them */
-struct raw_tap_ctx {
-	struct raw_writer *raw;
+/* a sink keeps each code map's bytes as the reader consumed them */
+struct sink_tap {
+	const struct pipeline_sink *sink;
 	pid_t pid;
 };
 
-static void raw_tap(void *ctx, uint64_t off, const void *buf, size_t len)
+static void sink_tap(void *ctx, uint64_t off, const void *buf, size_t len)
 {
-	const struct raw_tap_ctx *t = ctx;
-	struct raw_codemap rc = { .pid = (uint32_t)t->pid, .offset = off };
+	const struct sink_tap *t = ctx;
 
-	raw_writer__chunk(t->raw, RAW_CODEMAP, &rc, sizeof(rc), buf, len);
+	t->sink->codemap(t->sink->ctx, t->pid, off, buf, len);
 }
 
 /* a JVM without an agent: inject one (once), unless told not to */
@@ -250,10 +248,10 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 	codemap__set_retention(ps->cm, CODEMAP_RETAIN_NS);
 	proc_say_agent_off(pl, ps);
 	proc_sync_threads(pl, ps);
-	if (pl->opts.raw && (ps->tap = malloc(sizeof(*ps->tap)))) {
-		ps->tap->raw = pl->opts.raw;
+	if (pl->opts.sink && (ps->tap = malloc(sizeof(*ps->tap)))) {
+		ps->tap->sink = pl->opts.sink;
 		ps->tap->pid = ps->pid;
-		codemap__set_tap(ps->cm, raw_tap, ps->tap);
+		codemap__set_tap(ps->cm, sink_tap, ps->tap);
 	}
 }
 
@@ -429,45 +427,47 @@ void procs__free(struct pipeline *pl)
 	free(pl->retired);
 }
 
-/* what a raw file needs of ps besides its samples: its code map's header
+/* what a sink needs of ps besides its samples: its code map's header
  * (with write_pos where we stopped), then its comm and maps text */
-static int proc_raw_out(struct pipeline *pl, struct proc_state *ps)
+static int proc_sink_out(struct pipeline *pl, struct proc_state *ps)
 {
-	const char *text = NULL;
-	size_t len = 0;
+	const struct pipeline_sink *s = pl->opts.sink;
+	struct pipeline_proc_rec p = {
+		.pid = ps->pid,
+		.is_jvm = ps->is_jvm,
+		/* the sink's samples count from its first */
+		.jvm_from_seq = ps->jvm_from_seq > pl->sink_seq0 ?
+				ps->jvm_from_seq - pl->sink_seq0 : 0,
+		.comm = ps->comm,
+		.container_id = ps->container_id,
+		.pod_uid = ps->pod_uid,
+	};
 
 	if (ps->cm) {
 		static uint8_t hdr[CM_HEADER_SIZE];
 		struct cm_file_header h = *codemap__header(ps->cm);
-		struct raw_codemap rcm = { .pid = (uint32_t)ps->pid };
 
 		h.write_pos = codemap__pos(ps->cm);
 		memset(hdr, 0, sizeof(hdr));
 		memcpy(hdr, &h, sizeof(h));
-		raw_writer__chunk(pl->opts.raw, RAW_CODEMAP, &rcm, sizeof(rcm),
-				  hdr, sizeof(hdr));
+		s->codemap(s->ctx, ps->pid, 0, hdr, sizeof(hdr));
 	}
-	symbolizer__maps_text(pl->sz, ps->pid, &text, &len);
-	/* the file's samples count from its first */
-	return raw_writer__proc(pl->opts.raw, ps->pid, ps->is_jvm,
-				ps->jvm_from_seq > pl->raw_seq0 ?
-				ps->jvm_from_seq - pl->raw_seq0 : 0,
-				ps->comm, text, len, ps->container_id,
-				ps->pod_uid);
+	symbolizer__maps_text(pl->sz, ps->pid, &p.maps, &p.maps_len);
+	return s->proc(s->ctx, &p);
 }
 
-int pipeline__finish_raw(struct pipeline *pl)
+int pipeline__finish_sink(struct pipeline *pl)
 {
 	int rc = 0;
 
-	if (!pl->opts.raw)
+	if (!pl->opts.sink)
 		return 0;
 	for (size_t i = 0; i < pl->procs_cap && !rc; i++)
 		if (pl->procs[i].used)
-			rc = proc_raw_out(pl, &pl->procs[i]);
-	/* exited, samples in this file: their maps too */
+			rc = proc_sink_out(pl, &pl->procs[i]);
+	/* exited, samples in this period: their maps too */
 	for (size_t i = 0; i < pl->retired_n && !rc; i++)
-		rc = proc_raw_out(pl, &pl->retired[i]);
+		rc = proc_sink_out(pl, &pl->retired[i]);
 	return rc;
 }
 
@@ -478,7 +478,7 @@ int pipeline__finish_raw(struct pipeline *pl)
  * attach), and out of the sampler's maps, but kept aside until the samples
  * queued before are decoded (until_seq); then it is dropped with its maps
  * in the symbolizer. A raw recording gets what it needs of the process
- * first, as pipeline__finish_raw would have written at the end.
+ * first, as pipeline__finish_sink would have handed it at the end.
  */
 #define PRUNE_EVERY_NS		(1000ull * 1000 * 1000)
 #define PRUNE_TARGETS_EVERY	10	/* sweeps */
@@ -645,8 +645,8 @@ static void proc_release(struct pipeline *pl, struct proc_state *ps)
 {
 	bool big = ps->cm;
 
-	if (pl->opts.raw)
-		proc_raw_out(pl, ps);
+	if (pl->opts.sink)
+		proc_sink_out(pl, ps);
 	jthreads__free(ps->jts);	/* it follows the code map: first */
 	codemap__free(ps->cm);
 	pl->cm_epoch++;		/* its names are gone */
@@ -876,35 +876,36 @@ stats:
 	procs_fill_stats(pl);
 }
 
-/* ps's code map read into raw from now on (NULL: no more) */
-static int proc_set_tap(struct proc_state *ps, struct raw_writer *raw)
+/* ps's code map read into sink from now on (NULL: no more) */
+static int proc_set_tap(struct proc_state *ps,
+			const struct pipeline_sink *sink)
 {
 	if (!ps->cm)
 		return 0;
-	if (!raw) {
+	if (!sink) {
 		codemap__set_tap(ps->cm, NULL, NULL);
 		return 0;
 	}
 	if (!ps->tap && !(ps->tap = malloc(sizeof(*ps->tap))))
 		return -ENOMEM;
-	ps->tap->raw = raw;
+	ps->tap->sink = sink;
 	ps->tap->pid = ps->pid;
 	/* the map as read so far, then what is read next */
-	return codemap__set_tap(ps->cm, raw_tap, ps->tap);
+	return codemap__set_tap(ps->cm, sink_tap, ps->tap);
 }
 
-int pipeline__set_raw(struct pipeline *pl, struct raw_writer *raw)
+int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink)
 {
 	int rc = 0;
 
-	pl->opts.raw = raw;
-	pl->raw_seq0 = pl->decode_seq;
+	pl->opts.sink = sink;
+	pl->sink_seq0 = pl->decode_seq;
 	for (size_t i = 0; i < pl->procs_cap; i++)
 		if (pl->procs[i].used)
-			rc = proc_set_tap(&pl->procs[i], raw) ?: rc;
-	/* exited processes whose last samples go to the new file */
+			rc = proc_set_tap(&pl->procs[i], sink) ?: rc;
+	/* exited processes whose last samples go to the new period */
 	for (size_t i = 0; i < pl->retired_n; i++)
-		rc = proc_set_tap(&pl->retired[i], raw) ?: rc;
+		rc = proc_set_tap(&pl->retired[i], sink) ?: rc;
 	return rc;
 }
 

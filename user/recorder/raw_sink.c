@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The pipeline's sink written as raw-recording chunks (output/raw.h). */
+#include <errno.h>
+
+#include "output/raw.h"
+#include "recorder/raw_sink.h"
+
+static int sink_sample(void *ctx, const void *rec, size_t len)
+{
+	struct raw_writer *w = *(struct raw_writer **)ctx;
+
+	if (!w)
+		return -EBADF;
+	return raw_writer__chunk(w, RAW_SAMPLE, rec, len, NULL, 0);
+}
+
+static int sink_codemap(void *ctx, pid_t pid, uint64_t off, const void *bytes,
+			size_t len)
+{
+	struct raw_writer *w = *(struct raw_writer **)ctx;
+	struct raw_codemap rc = { .pid = (uint32_t)pid, .offset = off };
+
+	if (!w)
+		return -EBADF;
+	return raw_writer__chunk(w, RAW_CODEMAP, &rc, sizeof(rc), bytes, len);
+}
+
+static int sink_proc(void *ctx, const struct pipeline_proc_rec *p)
+{
+	struct raw_writer *w = *(struct raw_writer **)ctx;
+
+	if (!w)
+		return -EBADF;
+	return raw_writer__proc(w, p->pid, p->is_jvm, p->jvm_from_seq, p->comm,
+				p->maps, p->maps_len, p->container_id,
+				p->pod_uid);
+}
+
+void raw_sink__init(struct pipeline_sink *s, struct raw_writer **w)
+{
+	s->sample = sink_sample;
+	s->codemap = sink_codemap;
+	s->proc = sink_proc;
+	s->ctx = w;
+}

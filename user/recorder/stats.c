@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What a recording tells as it goes and what it cost: the status line on
+ * a terminal, and --stats at the end (for people and `make bench`).
+ */
+#include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "jvm/jthreads.h"
+#include "profile/profile.h"
+#include "recorder/recorder_int.h"
+#include "symbols/maplog.h"
+#include "symbols/symbolize.h"
+
+/* how often the status line is redrawn */
+#define STATUS_EVERY_NS	250000000ull
+
+/* a line on stderr redrawn in place, on a terminal only */
+void recorder_status_line(struct recorder *r, uint64_t now)
+{
+	uint64_t st[ASGST_STAT_MAX] = { 0 };
+	struct pipeline_stats ps;
+	double secs = (double)(now - r->t0) / 1e9;
+
+	if (!r->tty || now - r->last_status < STATUS_EVERY_NS)
+		return;
+	r->last_status = now;
+	r->ops->stats(r->cap, st);
+	pipeline__stats(r->pl, &ps);
+	fprintf(stderr, "\r\033[K%6.1fs  %llu samples (%.0f/s)  lost %llu  "
+		"%llu processes  %llu JVMs (%llu decoded, %llu attached)",
+		secs, (unsigned long long)st[ASGST_STAT_SAMPLES],
+		secs > 0 ? (double)st[ASGST_STAT_SAMPLES] / secs : 0.0,
+		(unsigned long long)st[ASGST_STAT_LOST],
+		(unsigned long long)ps.processes, (unsigned long long)ps.jvms,
+		(unsigned long long)ps.jvms_decoded,
+		(unsigned long long)ps.attached);
+}
+
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull +
+	       (uint64_t)tv->tv_usec * 1000ull;
+}
+
+/*
+ * --stats: the recorder's own CPU a sample (user + system, with the attach
+ * helpers it ran), over the whole run and in the steady state (from the
+ * end of the pipeline's warm-up), and the decode's CPU time a sample
+ * (decode_ns_per_sample is wall time: on a busy host it also counts the
+ * waits for a CPU).
+ */
+static void print_cpu_stats(const struct pipeline_stats *ps)
+{
+	struct rusage self, kids;
+	struct timespec ts;
+	uint64_t all, now, output = 0, n = ps->records;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	all = tv_ns(&self.ru_utime) + tv_ns(&self.ru_stime) +
+	      tv_ns(&kids.ru_utime) + tv_ns(&kids.ru_stime);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	/* the steady state runs to the last decode, the outputs after it */
+	if (ps->finish_cpu_ns && ps->finish_cpu_ns <= now) {
+		output = now - ps->finish_cpu_ns;
+		now = ps->finish_cpu_ns;
+	}
+	fprintf(stderr, "stats: records=%llu recorder_cpu_ns=%llu "
+		"recorder_cpu_ns_per_sample=%.0f output_cpu_ns=%llu "
+		"steady_records=%llu "
+		"steady_cpu_ns_per_sample=%.0f decode_cpu_ns_per_sample=%.0f "
+		"steady_decode_cpu_ns_per_sample=%.0f\n",
+		(unsigned long long)n, (unsigned long long)all,
+		n ? (double)all / (double)n : 0.0,
+		(unsigned long long)output,
+		ps->warm_cpu_ns ? (unsigned long long)(n - ps->warm_records) : 0,
+		ps->warm_cpu_ns && n > ps->warm_records && now > ps->warm_cpu_ns ?
+		(double)(now - ps->warm_cpu_ns) /
+		(double)(n - ps->warm_records) : 0.0,
+		ps->decoded ? (double)ps->decode_cpu_ns /
+			      (double)ps->decoded : 0.0,
+		ps->warm_cpu_ns && ps->decoded > ps->warm_decoded ?
+		(double)(ps->decode_cpu_ns - ps->warm_decode_cpu_ns) /
+		(double)(ps->decoded - ps->warm_decoded) : 0.0);
+}
+
+/* the sampler's own cost, the decode's, memory and what was pruned */
+static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
+{
+	struct capture *c = r->ops->capture(r->cap);
+	uint64_t run_ns = 0, run_cnt = 0, decode_ns = r->decode_ns;
+	struct jthreads_stats jts;
+	struct rusage ru;
+
+	jthreads__stats(NULL, &jts);
+	capture__prog_stats(c, &run_ns, &run_cnt);
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "stats: bpf_run_ns=%llu bpf_run_cnt=%llu "
+		"bpf_ns_per_sample=%.0f decoded=%llu decode_ns_per_sample=%.0f "
+		"decode_errors=%llu peak_rss_kib=%ld windows=%llu "
+		"window_bytes_per_sample=%.0f ring_copied=%llu "
+		"attach_unheld=%llu attach_deferred=%llu\n",
+		(unsigned long long)run_ns, (unsigned long long)run_cnt,
+		run_cnt ? (double)run_ns / (double)run_cnt : 0.0,
+		(unsigned long long)ps->decoded,
+		ps->decoded ? (double)decode_ns / (double)ps->decoded : 0.0,
+		(unsigned long long)ps->decode_errors, ru.ru_maxrss,
+		(unsigned long long)ps->windows,
+		ps->windows ? (double)ps->window_bytes /
+			      (double)ps->windows : 0.0,
+		(unsigned long long)ps->ring_copied,
+		(unsigned long long)ps->attach_unheld,
+		(unsigned long long)ps->attach_deferred);
+	print_cpu_stats(ps);
+	/* memory bounded by what is alive (docs/architecture.md) */
+	fprintf(stderr, "stats: procs_seen=%llu procs_live=%llu "
+		"procs_dropped=%llu pid_reuses=%llu sym_procs=%llu "
+		"sym_modules=%llu bpf_map_errors=%llu strtab_kib=%llu "
+		"codemap_capped=%llu jthreads_refused=%llu "
+		"jthreads_reclaimed=%llu\n",
+		(unsigned long long)ps->processes,
+		(unsigned long long)ps->procs_live,
+		(unsigned long long)ps->procs_dropped,
+		(unsigned long long)ps->pid_reuses,
+		(unsigned long long)ps->sym_procs,
+		(unsigned long long)ps->sym_modules,
+		(unsigned long long)ps->map_errors,
+		(unsigned long long)ps->strtab_bytes / 1024,
+		(unsigned long long)ps->codemap_capped,
+		(unsigned long long)jts.refused,
+		(unsigned long long)jts.reclaimed);
+	capture__offcpu_stats(c, &run_ns, &run_cnt);
+	if (run_cnt) {
+		uint64_t st[ASGST_STAT_MAX] = { 0 };
+
+		r->ops->stats(r->cap, st);
+		fprintf(stderr, "stats: bpf_offcpu_run_ns=%llu "
+			"bpf_offcpu_run_cnt=%llu bpf_ns_per_switch=%.0f "
+			"offcpu_capture_ns=%llu offcpu_no_switch_in=%llu "
+			"offcpu_no_end=%llu offcpu_stray_end=%llu\n",
+			(unsigned long long)run_ns, (unsigned long long)run_cnt,
+			(double)run_ns / (double)run_cnt,
+			(unsigned long long)st[ASGST_STAT_OFFCPU_CAPTURE_NS],
+			(unsigned long long)st[ASGST_STAT_OFFCPU_NO_SWITCH_IN],
+			(unsigned long long)ps->offcpu_no_end,
+			(unsigned long long)ps->offcpu_stray_end);
+	}
+}
+
+/* --stats: what unwinding by CFI took in memory, and its row cache; the
+ * maps of processes gone before /proc was read, from the side-band */
+static void print_unwind_stats(const struct recorder *r)
+{
+	struct symbolizer_stats ss;
+	struct sideband_stats sbs = { 0 };
+	struct maplog_stats ms;
+
+	pipeline__symbolizer_stats(r->pl, &ss);
+	fprintf(stderr, "stats: modules=%zu cfi_modules=%zu cfi_kib=%zu "
+		"cfi_rows_cached=%llu cfi_rows_looked_up=%llu module_kib=%zu "
+		"modules_refused=%zu\n",
+		ss.modules, ss.cfi_modules, ss.cfi_bytes / 1024,
+		(unsigned long long)ss.cfi_hits,
+		(unsigned long long)ss.cfi_misses, ss.module_bytes / 1024,
+		ss.modules_refused);
+	if (r->sb)
+		r->ops->sideband_stats(r->sb, &sbs);
+	maplog__stats(r->ml, &ms);
+	fprintf(stderr, "stats: sideband=%s sideband_records=%llu "
+		"sideband_lost=%llu sideband_bad=%llu maplog_procs=%llu "
+		"maplog_kib=%llu maplog_evicted=%llu maps_from_sideband=%zu\n",
+		r->sb ? "on" : "off", (unsigned long long)sbs.records,
+		(unsigned long long)sbs.lost, (unsigned long long)sbs.bad,
+		(unsigned long long)ms.procs,
+		(unsigned long long)ms.bytes / 1024,
+		(unsigned long long)ms.evicted, ss.maps_fallback);
+}
+
+void recorder__print_stats(struct recorder *r)
+{
+	struct pipeline_stats ps;
+
+	pipeline__stats(r->pl, &ps);
+	print_stats(r, &ps);
+	print_unwind_stats(r);
+}
