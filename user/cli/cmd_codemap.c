@@ -48,6 +48,7 @@
  * "summary"}; addresses are "0x..." strings, times and counts numbers.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -57,15 +58,31 @@
 
 #include "jvm/codemap.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "util/json.h"
 
-static const char codemap_usage[] =
+struct codemap_args {
+	bool json;
+};
+
+static const struct cli_option codemap_opts[] = {
+	CLI_ROW("PID", "a host pid: reads its map in /proc/PID/root/dev/shm\n"
+		"(asgst-<nspid>-<pidns>.map, or an older asgst-<nspid>.map)"),
+	CLI_ROW("FILE", "a code-map file"),
+	CLI_FLAG("json", 0, "one JSON object instead of text",
+		 struct codemap_args, json),
+	CLI_HELP_OPT(NULL),	/* not listed */
+};
+
+static const struct cli_command codemap_cmd = {
+	.name = "codemap",
+	.usage =
 "Usage: asgst-bpf codemap PID|FILE [--json]\n"
-"Print the code map a JVM's asgst agent publishes, as text or JSON.\n"
-"  PID      a host pid: reads its map in /proc/PID/root/dev/shm\n"
-"           (asgst-<nspid>-<pidns>.map, or an older asgst-<nspid>.map)\n"
-"  FILE     a code-map file\n"
-"  --json   one JSON object instead of text\n";
+"Print the code map a JVM's asgst agent publishes, as text or JSON.\n",
+	.opts = codemap_opts,
+	.nopts = CLI_NOPTS(codemap_opts),
+	.help_col = 11,
+};
 
 static const char *stub_kinds[] = {
 	"other", "interpreter", "call_stub", "adapter", "nep_invoker",
@@ -506,45 +523,19 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-int cmd_codemap(int argc, char **argv)
+/* the map of a host pid (all digits) or of a file; 0, 1 or 2 (said) */
+static int open_target(struct codemap **cm, const char *target)
 {
-	const char *target = NULL;
-	struct codemap *cm = NULL;
 	char err[600], *abs = NULL;
-	bool json = false;
 	int ret;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(codemap_usage, stdout);
-			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "asgst-bpf codemap: unknown option '%s'\n%s",
-				argv[i], codemap_usage);
-			return 2;
-		} else if (!target) {
-			target = argv[i];
-		} else {
-			fprintf(stderr, "asgst-bpf codemap: one PID or FILE only\n%s",
-				codemap_usage);
-			return 2;
-		}
-	}
-	if (!target) {
-		fputs(codemap_usage, stderr);
-		return 2;
-	}
 	if (all_digits(target)) {
 		long pid = strtol(target, NULL, 10);
 
-		if (pid <= 0 || pid > INT_MAX) {
-			fprintf(stderr, "asgst-bpf codemap: bad pid '%s'\n",
-				target);
-			return 2;
-		}
-		ret = codemap__open_pid(&cm, (pid_t)pid, err, sizeof(err));
+		if (pid <= 0 || pid > INT_MAX)
+			return options__error(&codemap_cmd, "bad pid '%s'",
+					      target);
+		ret = codemap__open_pid(cm, (pid_t)pid, err, sizeof(err));
 	} else {
 		/* resolved under "/" like a pid's root, so relative to cwd */
 		if (target[0] != '/') {
@@ -557,7 +548,7 @@ int cmd_codemap(int argc, char **argv)
 				return 1;
 			}
 		}
-		ret = codemap__open(&cm, "/", abs ? abs : target, err,
+		ret = codemap__open(cm, "/", abs ? abs : target, err,
 				    sizeof(err));
 		free(abs);
 	}
@@ -565,7 +556,36 @@ int cmd_codemap(int argc, char **argv)
 		fprintf(stderr, "asgst-bpf codemap: %s\n", err);
 		return 1;
 	}
-	if (json)
+	return 0;
+}
+
+/* the one PID or FILE; 0, or 2 with the usage said on stderr */
+static int check_target(int argc)
+{
+	if (argc - optind > 1)
+		fputs("asgst-bpf codemap: one PID or FILE only\n", stderr);
+	if (argc - optind != 1) {
+		options__usage(&codemap_cmd, stderr);
+		return 2;
+	}
+	return 0;
+}
+
+int cmd_codemap(int argc, char **argv)
+{
+	struct codemap_args args = { 0 };
+	struct codemap *cm = NULL;
+	int ret;
+
+	ret = options__parse(&codemap_cmd, argc, argv, &args);
+	if (ret != CLI_OK)
+		return ret == CLI_HELP ? 0 : 2;
+	ret = check_target(argc);
+	if (!ret)
+		ret = open_target(&cm, argv[optind]);
+	if (ret)
+		return ret;
+	if (args.json)
 		print_json(stdout, cm);
 	else
 		print_text(stdout, cm);
