@@ -130,173 +130,208 @@ static void native_unread(struct walk *w)
 		  "the user stack could not be read (an exec under way, or its memory gone): frames by the kernel's frame-pointer walk");
 }
 
-static __thread const struct codemap *tls_method_map;
+/* the interrupted frame: the sample's registers */
+static void top_frame(struct wframe *f, const struct asgst_sample_hdr *h)
+{
+	f->pc = h->ip;
+	f->sp = h->sp;
+	f->fp = h->bp;
+	f->top = true;
+	f->blob = NULL;
+}
+
+/* a walk of s into trace->frames against what ctx knows of the JVM */
+static void walk_start(struct walk *w, const struct asgst_ctx *ctx,
+		       const struct sample *s, ASGST_CallTrace *trace,
+		       int32_t depth, uint32_t options)
+{
+	const struct asgst_sample_hdr *h = s->hdr;
+
+	memset(w, 0, sizeof(*w));
+	w->s = s;
+	w->cm = ctx->cm;
+	w->vm = ctx->vm;
+	w->is_text = ctx->is_text;
+	w->text_arg = ctx->text_arg;
+	w->cfi = ctx->cfi;
+	w->t = h->ktime_ns;
+	w->lo = h->sp;
+	w->hi = h->sp + h->window_len;
+	if (w->hi < w->lo)		/* wraps: no window at all */
+		w->hi = w->lo;
+	w->win = s->window;
+	w->options = options;
+	w->frames = trace->frames;
+	w->depth = depth;
+	w->flags = ctx->frame_flags;
+	w->pcs = ctx->frame_pcs;
+}
+
+static bool has_window(const struct sample *s)
+{
+	return s->window && s->hdr->window_len &&
+	       !(s->hdr->flags & ASGST_SF_WINDOW_ERR);
+}
+
+/* not decodable as Java: the user stack by CFI, or the kernel's */
+static void walk_unmapped(struct walk *w)
+{
+	/* the native stepper's walk needs a vm; none of its fields is used */
+	static const struct cm_vm_consts no_vm;
+	struct wframe f;
+
+	if (!w->cfi || !has_window(w->s)) {
+		push_ustack(w, 0);
+		native_unread(w);
+		return;
+	}
+	/* by CFI (frame pointers where there is none) */
+	w->cm = NULL;
+	w->vm = &no_vm;
+	top_frame(&f, w->s->hdr);
+	walk_native(w, &f);
+	w->vm = NULL;
+}
+
+/* step over frame f by its kind; false: the walk ends here */
+static bool walk_step(struct walk *w, struct wframe *f)
+{
+	enum pc_class c = walk_classify(w, f->pc, &f->blob);
+
+	if (c != PC_INTERP)
+		w->deopt_frames = false;
+	switch (c) {
+	case PC_NMETHOD:
+		return walk_compiled(w, f);
+	case PC_NATIVE_WRAPPER:
+		return walk_native_wrapper(w, f);
+	case PC_INTERP:
+		return walk_interpreted(w, f);
+	case PC_CALL_STUB:
+		return walk_entry(w, f);
+	case PC_STUB:
+		return walk_stub(w, f);
+	case PC_DOWNCALL_STUB:
+		return walk_downcall_stub(w, f);
+	case PC_UPCALL_STUB:
+		return walk_upcall_stub(w, f);
+	case PC_CONT_BARRIER:
+		return walk_cont_barrier(w, f);
+	case PC_NATIVE:
+		return walk_native(w, f);
+	case PC_CODE_UNKNOWN:
+		return walk_fail(w, ASGST_UNKNOWN_CODE, f->pc,
+				 "no code known at this code-cache address");
+	case PC_NULL:
+		w->done = true;
+		break;
+	}
+	return true;
+}
+
+/* the ASGST walk: frame by frame from the interrupted one */
+static void walk_frames(struct walk *w)
+{
+	struct wframe f;
+
+	top_frame(&f, w->s->hdr);
+	while (!w->done && !w->error) {
+		if (++w->steps > WALK_MAX_STEPS) {
+			walk_fail(w, ASGST_NOT_WALKABLE, f.pc,
+				  "too many frames (a loop?)");
+			break;
+		}
+		if (!walk_step(w, &f))
+			break;
+		f.top = false;
+	}
+}
+
+/* a JVM with its code map; true when the map knows the thread */
+static bool walk_java(struct walk *w, ASGST_CallTrace *trace)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	const struct codemap_thread *th;
+
+	th = codemap__thread(w->cm, h->ns_tid, h->ktime_ns);
+	if (th)
+		trace->env_id = th->java_thread;
+	if (has_window(w->s)) {
+		walk_frames(w);
+	} else {
+		walk_fail(w, ASGST_NO_WINDOW, h->ip,
+			  "the sample has no stack window");
+		push_ustack(w, 0);
+	}
+	return th != NULL;
+}
+
+/* where and why the walk stopped, for the caller */
+static void ctx_report(struct asgst_ctx *ctx, const struct walk *w,
+		       bool java_thread)
+{
+	ctx->error = w->error;
+	ctx->stop_pc = w->stop_pc;
+	ctx->reason = w->reason;
+	ctx->steps = w->steps;
+	ctx->window_used = w->max_read > w->lo ?
+			   (uint32_t)(w->max_read - w->lo) : 0;
+	ctx->java_thread = java_thread;
+}
+
+/*
+ * num_frames: the frames or the error, unless the trace's kind or state
+ * is not the one asked for. Returns the frames walked, 0 when filtered.
+ */
+static int trace_filter(ASGST_CallTrace *trace, const struct walk *w,
+			uint8_t want_kind, int32_t want_state)
+{
+	if (want_kind && !(want_kind & trace->kind)) {
+		trace->num_frames = ASGST_WRONG_KIND;
+		return 0;
+	}
+	if (want_state && trace->kind == ASGST_JAVA_TRACE &&
+	    !(want_state & trace->state)) {
+		trace->num_frames = ASGST_WRONG_STATE;
+		return 0;
+	}
+	trace->num_frames = w->error ? w->error : w->n;
+	return w->n;
+}
 
 int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 		 ASGST_CallTrace *trace, int32_t depth, uint32_t options)
 {
-	const struct asgst_sample_hdr *h;
 	uint8_t want_kind;
 	int32_t want_state;
+	bool java_thread = false;
 	struct walk w;
-	struct wframe f;
-	const struct codemap_thread *th = NULL;
-	enum pc_class c;
-	bool ok = true;
 
 	if (!ctx || !s || !s->hdr || !trace || depth < 0 ||
 	    (depth > 0 && !trace->frames))
 		return -EINVAL;
-	h = s->hdr;
+	/* on entry, kind and state say which traces are wanted */
 	want_kind = trace->kind;
 	want_state = trace->state;
-	ctx->error = 0;
-	ctx->stop_pc = 0;
-	ctx->reason = NULL;
-	ctx->steps = 0;
-	ctx->window_used = 0;
-	ctx->java_thread = false;
 	trace->env_id = 0;
 	trace->frame_info = NULL;
 	trace->num_frames = 0;
-
-	memset(&w, 0, sizeof(w));
-	w.s = s;
-	w.cm = ctx->cm;
-	w.vm = ctx->vm;
-	w.is_text = ctx->is_text;
-	w.text_arg = ctx->text_arg;
-	w.cfi = ctx->cfi;
-	w.t = h->ktime_ns;
-	w.lo = h->sp;
-	w.hi = h->sp + h->window_len;
-	if (w.hi < w.lo)		/* wraps: no window at all */
-		w.hi = w.lo;
-	w.win = s->window;
-	w.options = options;
-	w.frames = trace->frames;
-	w.depth = depth;
-	w.flags = ctx->frame_flags;
-	w.pcs = ctx->frame_pcs;
-
+	walk_start(&w, ctx, s, trace, depth, options);
 	if (!w.cm || !w.vm) {
-		/* not decodable as Java: the frame-pointer user stack */
 		trace->kind = ASGST_NATIVE_TRACE;
 		trace->state = -1;
-		if (want_kind && !(want_kind & ASGST_NATIVE_TRACE)) {
-			trace->num_frames = ASGST_WRONG_KIND;
-			return 0;
-		}
-		if (w.cfi && s->window && h->window_len &&
-		    !(h->flags & ASGST_SF_WINDOW_ERR)) {
-			/* by CFI (frame pointers where there is none) */
-			static const struct cm_vm_consts no_vm;
-
-			w.cm = NULL;
-			w.vm = &no_vm;
-			f.pc = h->ip;
-			f.sp = h->sp;
-			f.fp = h->bp;
-			f.top = true;
-			f.blob = NULL;
-			walk_native(&w, &f);
-			w.vm = NULL;
-		} else {
-			push_ustack(&w, 0);
-			native_unread(&w);
-		}
-		goto out;
-	}
-	tls_method_map = w.cm;
-	th = codemap__thread(w.cm, h->ns_tid, h->ktime_ns);
-	if (th) {
-		ctx->java_thread = true;
-		trace->env_id = th->java_thread;
-	}
-	if (!s->window || !h->window_len ||
-	    (h->flags & ASGST_SF_WINDOW_ERR)) {
-		walk_fail(&w, ASGST_NO_WINDOW, h->ip,
-			  "the sample has no stack window");
-		push_ustack(&w, 0);
-		goto out;
-	}
-
-	f.pc = h->ip;
-	f.sp = h->sp;
-	f.fp = h->bp;
-	f.top = true;
-	f.blob = NULL;
-	while (ok && !w.done && !w.error) {
-		if (++w.steps > WALK_MAX_STEPS) {
-			walk_fail(&w, ASGST_NOT_WALKABLE, f.pc,
-				  "too many frames (a loop?)");
-			break;
-		}
-		c = walk_classify(&w, f.pc, &f.blob);
-		if (c != PC_INTERP)
-			w.deopt_frames = false;
-		switch (c) {
-		case PC_NMETHOD:
-			ok = walk_compiled(&w, &f);
-			break;
-		case PC_NATIVE_WRAPPER:
-			ok = walk_native_wrapper(&w, &f);
-			break;
-		case PC_INTERP:
-			ok = walk_interpreted(&w, &f);
-			break;
-		case PC_CALL_STUB:
-			ok = walk_entry(&w, &f);
-			break;
-		case PC_STUB:
-			ok = walk_stub(&w, &f);
-			break;
-		case PC_DOWNCALL_STUB:
-			ok = walk_downcall_stub(&w, &f);
-			break;
-		case PC_UPCALL_STUB:
-			ok = walk_upcall_stub(&w, &f);
-			break;
-		case PC_CONT_BARRIER:
-			ok = walk_cont_barrier(&w, &f);
-			break;
-		case PC_NATIVE:
-			ok = walk_native(&w, &f);
-			break;
-		case PC_CODE_UNKNOWN:
-			ok = walk_fail(&w, ASGST_UNKNOWN_CODE, f.pc,
-				       "no code known at this code-cache address");
-			break;
-		case PC_NULL:
-			w.done = true;
-			break;
-		}
-		f.top = false;
-	}
-
-out:
-	ctx->error = w.error;
-	ctx->stop_pc = w.stop_pc;
-	ctx->reason = w.reason;
-	ctx->steps = w.steps;
-	ctx->window_used = w.max_read > w.lo ? (uint32_t)(w.max_read - w.lo) : 0;
-	if (w.cm && w.vm) {
-		trace->kind = w.java_frames || ctx->java_thread ?
+		/* filtered out before the walk: its kind is known */
+		if (!want_kind || (want_kind & ASGST_NATIVE_TRACE))
+			walk_unmapped(&w);
+	} else {
+		java_thread = walk_java(&w, trace);
+		trace->kind = w.java_frames || java_thread ?
 			      ASGST_JAVA_TRACE : ASGST_JVM_TRACE;
 		trace->state = trace->kind == ASGST_JAVA_TRACE ?
-			       thread_state(w.vm, h) : -1;
-		if (want_kind && !(want_kind & trace->kind)) {
-			trace->num_frames = ASGST_WRONG_KIND;
-			return 0;
-		}
-		if (want_state && trace->kind == ASGST_JAVA_TRACE &&
-		    !(want_state & trace->state)) {
-			trace->num_frames = ASGST_WRONG_STATE;
-			return 0;
-		}
+			       thread_state(w.vm, s->hdr) : -1;
 	}
-	trace->num_frames = w.error ? w.error : w.n;
-	return w.n;
+	ctx_report(ctx, &w, java_thread);
+	return trace_filter(trace, &w, want_kind, want_state);
 }
 
 int ASGST_GetMethodInfo_cm(const struct codemap *cm, ASGST_Method method,
@@ -321,12 +356,6 @@ int ASGST_GetMethodInfo_cm(const struct codemap *cm, ASGST_Method method,
 	info->signature_len = (int32_t)strlen(m->signature);
 	info->modifiers = (int32_t)m->modifiers;
 	return 0;
-}
-
-/* JEP 435's form: against the map the calling thread decoded last */
-void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodInfo *info)
-{
-	ASGST_GetMethodInfo_cm(tls_method_map, method, info);
 }
 
 /* ---- decoder__trace ------------------------------------------------------------ */
