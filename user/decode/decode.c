@@ -450,26 +450,14 @@ static void set_error(struct decoder *d, struct trace *t, int32_t code,
 	f->reason = reason;
 }
 
-int decoder__trace(struct decoder *d, const struct sample *s,
-		   struct codemap *cm, bool is_jvm, struct trace *t,
-		   struct frame *buf, uint32_t max)
+/* who and which event; no frames yet */
+static void trace_start(struct trace *t, struct strtab *st,
+			const struct asgst_sample_hdr *h, struct frame *buf)
 {
-	const struct asgst_sample_hdr *h;
-	struct asgst_ctx ctx;
-	ASGST_CallTrace ct;
-	const struct codemap_thread *th;
-	uint32_t nk, room, k;
-	int n;
-
-	if (!d || !s || !s->hdr || !t || !buf || max < 2)
-		return -EINVAL;
-	d->int_n = 0;
-	h = s->hdr;
 	memset(t, 0, sizeof(*t));
 	t->pid = (pid_t)h->pid;
 	t->tid = (pid_t)h->tid;
-	t->comm = strtab__intern_n(d->st, h->comm,
-				   strnlen(h->comm, ASGST_COMM_LEN));
+	t->comm = strtab__intern_n(st, h->comm, strnlen(h->comm, ASGST_COMM_LEN));
 	t->thread = t->comm;
 	t->frames = buf;
 	t->kind = TRACE_KIND_NATIVE;
@@ -479,12 +467,16 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		if (h->flags & ASGST_SF_PREEMPTED)
 			t->flags |= TRACE_F_PREEMPTED;
 	}
-	d->stats.samples++;
+}
 
-	/* kernel frames first; keep room for user frames and a reason */
-	nk = h->kstack_n < max / 2 ? h->kstack_n : max / 2;
+/* the kernel frames, symbolized; room is kept for user frames and a reason */
+static void push_kernel_frames(struct decoder *d, const struct sample *s,
+			       struct trace *t, uint32_t max)
+{
+	uint32_t nk = s->hdr->kstack_n < max / 2 ? s->hdr->kstack_n : max / 2;
+
 	for (uint32_t i = 0; i < nk; i++) {
-		struct frame *f = &buf[t->nframes++];
+		struct frame *f = &t->frames[t->nframes++];
 
 		memset(f, 0, sizeof(*f));
 		f->type = FRAME_KERNEL;
@@ -495,64 +487,93 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		if (d->sz)
 			symbolizer__kernel(d->sz, f->pc, f);
 	}
-	/*
-	 * Off-CPU stacks are taken in the sched_switch tracepoint: its own
-	 * frames (the BPF program, which has no symbol once it is unloaded,
-	 * and bpf_trace_run*) are not the thread's.
-	 */
-	if (t->event == TRACE_EV_OFFCPU) {
-		uint32_t cut = 0;
+}
 
-		for (uint32_t i = 0; i < t->nframes && i < 4; i++) {
-			const char *sym = buf[i].symbol;
+/*
+ * Off-CPU stacks are taken in the sched_switch tracepoint: its own frames
+ * (the BPF program, which has no symbol once it is unloaded, and
+ * bpf_trace_run*) are not the thread's.
+ */
+static void cut_tracepoint_frames(struct trace *t)
+{
+	struct frame *buf = t->frames;
+	uint32_t cut = 0;
 
-			if (sym && (!strncmp(sym, "bpf_trace_run", 13) ||
-				    !strncmp(sym, "__bpf_trace_", 12)))
-				cut = i + 1;
-		}
-		if (cut) {
-			memmove(buf, buf + cut, (t->nframes - cut) * sizeof(*buf));
-			t->nframes -= cut;
-		}
+	for (uint32_t i = 0; i < t->nframes && i < 4; i++) {
+		const char *sym = buf[i].symbol;
+
+		if (sym && (!strncmp(sym, "bpf_trace_run", 13) ||
+			    !strncmp(sym, "__bpf_trace_", 12)))
+			cut = i + 1;
 	}
-	if (h->flags & ASGST_SF_NO_USER) {
-		d->stats.native++;
-		return 0;
+	if (cut) {
+		memmove(buf, buf + cut, (t->nframes - cut) * sizeof(*buf));
+		t->nframes -= cut;
 	}
+}
 
-	room = max - t->nframes - 1;	/* one left for an unknown frame */
-	if (room > TRACE_MAX_FRAMES)
-		room = TRACE_MAX_FRAMES;
-	asgst_ctx__init(&ctx, is_jvm ? cm : NULL);
+/* the walk's view of the JVM (cm: NULL for none) and of the process */
+static void decoder_ctx(struct decoder *d, struct asgst_ctx *ctx,
+			const struct codemap *cm, const struct trace *t,
+			const struct asgst_sample_hdr *h)
+{
+	asgst_ctx__init(ctx, cm);
 	if (d->sz) {
-		ctx.is_text = is_text;
-		ctx.cfi = decoder_cfi;
+		ctx->is_text = is_text;
+		ctx->cfi = decoder_cfi;
 		d->text_pid = t->pid;
 		d->last_ip = h->ip;
-		ctx.text_arg = d;
+		ctx->text_arg = d;
 	}
-	ctx.frame_flags = d->frame_flags;
-	ctx.frame_pcs = d->frame_pcs;
-	memset(&ct, 0, sizeof(ct));
-	ct.frames = d->frames;
-	n = asgst_decode(&ctx, s, &ct, (int32_t)room,
+	ctx->frame_flags = d->frame_flags;
+	ctx->frame_pcs = d->frame_pcs;
+}
+
+/*
+ * The user frames, walked and named, after t's frames; ctx and ct say
+ * how the walk ended. 0, or asgst_decode()'s -errno.
+ */
+static int push_user_frames(struct decoder *d, const struct sample *s,
+			    const struct codemap *cm, struct trace *t,
+			    uint32_t max, struct asgst_ctx *ctx,
+			    ASGST_CallTrace *ct)
+{
+	uint32_t room = max - t->nframes - 1;	/* one for an unknown frame */
+	uint32_t k;
+	int n;
+
+	if (room > TRACE_MAX_FRAMES)
+		room = TRACE_MAX_FRAMES;
+	decoder_ctx(d, ctx, cm, t, s->hdr);
+	memset(ct, 0, sizeof(*ct));
+	ct->frames = d->frames;
+	n = asgst_decode(ctx, s, ct, (int32_t)room,
 			 ASGST_INCLUDE_NON_JAVA_FRAMES);
 	if (n < 0)
 		return n;
-	k = asgst_resolve(d->sz, ctx.vm ? cm : NULL, t->pid, d->frames,
-			  d->frame_flags, (uint32_t)n, buf + t->nframes,
+	k = asgst_resolve(d->sz, ctx->vm ? cm : NULL, t->pid, d->frames,
+			  d->frame_flags, (uint32_t)n, t->frames + t->nframes,
 			  max - t->nframes, d->rm, d->st, d->interned);
 	d->int_lo = t->nframes;
 	d->int_n = k;
 	/* resolve writes one frame per walked frame, in order */
 	for (uint32_t i = 0; i < k; i++)
-		buf[t->nframes + i].code_pc = d->frame_pcs[i];
+		t->frames[t->nframes + i].code_pc = d->frame_pcs[i];
 	t->nframes += k;
-	t->jvmti_state = ct.state;
-	switch (ct.kind) {
+	return 0;
+}
+
+/* the trace's kind, Java state and virtual-thread flags by the walk's */
+static void trace_set_kind(struct decoder *d, struct trace *t,
+			   const struct asgst_sample_hdr *h,
+			   const struct cm_vm_consts *vm,
+			   const ASGST_CallTrace *ct)
+{
+	t->jvmti_state = ct->state;
+	switch (ct->kind) {
 	case ASGST_JAVA_TRACE:
 		t->kind = TRACE_KIND_JAVA;
-		t->state = (uint8_t)java_state(ctx.vm, h);
+		t->state = (uint8_t)java_state(vm, h);
 		/* a continuation is mounted: a virtual thread runs */
 		if ((h->flags & ASGST_SF_THREAD_INFO) && h->jt_cont_entry)
 			t->flags |= TRACE_F_VTHREAD;
@@ -575,18 +596,54 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		d->stats.native++;
 		break;
 	}
-	if (ctx.vm && (th = codemap__thread(cm, h->ns_tid, h->ktime_ns)) &&
-	    th->name)
-		t->thread = th->name;
+}
 
+/* why the frames end, as a last frame */
+static void trace_set_error(struct decoder *d, struct trace *t,
+			    const struct asgst_ctx *ctx,
+			    const struct codemap *cm, bool is_jvm, uint32_t max)
+{
 	/* a JVM without its map: why its Java frames are missing comes
 	 * first, not where the native walk ran into them */
-	if (is_jvm && !ctx.vm)
-		set_error(d, t, ASGST_NO_CODEMAP, ctx.error ? ctx.stop_pc : 0,
+	if (is_jvm && !ctx->vm)
+		set_error(d, t, ASGST_NO_CODEMAP, ctx->error ? ctx->stop_pc : 0,
 			  cm ? "the code map has no VM record yet" :
 			       "no code map: Java frames not decoded (agent not loaded?)",
 			  max);
-	else if (ctx.error)
-		set_error(d, t, ctx.error, ctx.stop_pc, ctx.reason, max);
+	else if (ctx->error)
+		set_error(d, t, ctx->error, ctx->stop_pc, ctx->reason, max);
+}
+
+int decoder__trace(struct decoder *d, const struct sample *s,
+		   struct codemap *cm, bool is_jvm, struct trace *t,
+		   struct frame *buf, uint32_t max)
+{
+	const struct asgst_sample_hdr *h;
+	const struct codemap_thread *th;
+	struct asgst_ctx ctx;
+	ASGST_CallTrace ct;
+	int ret;
+
+	if (!d || !s || !s->hdr || !t || !buf || max < 2)
+		return -EINVAL;
+	h = s->hdr;
+	d->int_n = 0;
+	d->stats.samples++;
+	trace_start(t, d->st, h, buf);
+	push_kernel_frames(d, s, t, max);
+	if (t->event == TRACE_EV_OFFCPU)
+		cut_tracepoint_frames(t);
+	if (h->flags & ASGST_SF_NO_USER) {
+		d->stats.native++;
+		return 0;
+	}
+	ret = push_user_frames(d, s, is_jvm ? cm : NULL, t, max, &ctx, &ct);
+	if (ret < 0)
+		return ret;
+	trace_set_kind(d, t, h, ctx.vm, &ct);
+	if (ctx.vm && (th = codemap__thread(cm, h->ns_tid, h->ktime_ns)) &&
+	    th->name)
+		t->thread = th->name;
+	trace_set_error(d, t, &ctx, cm, is_jvm, max);
 	return 0;
 }
