@@ -149,7 +149,8 @@ static uint64_t const_value(const struct cm_vm_consts *vm, size_t i)
 
 static void thread_flags(char *buf, size_t n, uint32_t f)
 {
-	snprintf(buf, n, "%s%s%s", f & CM_THREAD_VIRTUAL ? "virtual" : "platform",
+	snprintf(buf, n, "%s%s%s",
+		 f & CM_THREAD_VIRTUAL ? "virtual" : "platform",
 		 f & CM_THREAD_CARRIER ? ",carrier" : "",
 		 f & CM_THREAD_DAEMON ? ",daemon" : "");
 }
@@ -579,7 +580,8 @@ static void json_no_vm(FILE *o)
 
 static void json_vm_begin(FILE *o, const struct codemap *cm)
 {
-	fprintf(o, ",\n\"vm\":{\"jdk\":%u,\"version\":", codemap__jdk_major(cm));
+	fprintf(o, ",\n\"vm\":{\"jdk\":%u,\"version\":",
+		codemap__jdk_major(cm));
 	json_str(o, codemap__vm_version(cm));
 	fputs(",\"consts\":{", o);
 }

@@ -179,7 +179,7 @@ struct pp {
 	bool offcpu;		/* off-CPU time is a value of its own */
 	uint32_t *locids;	/* scratch: location ids of a stack */
 	struct pb sample;	/* scratch: a Sample message */
-	struct pb ids, vals;	/* scratch: its packed location ids, values */
+	struct pb ids, vals;	/* scratch: its location ids, its values */
 };
 
 /*
