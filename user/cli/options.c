@@ -172,7 +172,8 @@ int options__parse(const struct cli_command *cmd, int argc, char **argv,
 		goto cleanup;
 	}
 	opterr = 0;
-	optind = 1;
+	/* 0, not 1: getopt starts afresh, '+' of this table included */
+	optind = 0;
 	while (rc == CLI_OK &&
 	       (c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		call.opt = row_of(cmd, c);
