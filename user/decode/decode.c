@@ -176,7 +176,7 @@ static bool has_window(const struct sample *s)
 /* not decodable as Java: the user stack by CFI, or the kernel's */
 static void walk_unmapped(struct walk *w)
 {
-	/* the native stepper's walk needs a vm; none of its fields is used */
+	/* a walk's vm is never NULL (walk.h): an empty one stands in */
 	static const struct cm_vm_consts no_vm;
 	struct wframe f;
 
