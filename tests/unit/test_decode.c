@@ -476,7 +476,8 @@ static void test_api_method_info(void **state)
 	asgst_ctx__init(&ctx, api.cm);
 	assert_true(asgst_decode(&ctx, chain_sample(2), &ct, TRACE_MAX_FRAMES,
 				 0) > 0);
-	ASGST_GetMethodInfo(fr[0].java_frame.method, &mi);
+	assert_int_equal(ASGST_GetMethodInfo_cm(ctx.cm, fr[0].java_frame.method,
+						&mi), 0);
 	assert_string_equal(mi.class_name, "Chain");
 	assert_string_equal(mi.method_name, "leaf");
 	assert_string_equal(mi.signature, "(I)I");

@@ -11,9 +11,23 @@
 #include "util/clock.h"
 #include "jvm/codemap.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "jvm/jvm_discover.h"
 
-static const char jvms_usage[] =
+struct jvms_args {
+	bool verbose;
+};
+
+static const struct cli_option jvms_opts[] = {
+	CLI_FLAG("verbose", 'v',
+		 "also say why for maps that are only partly usable",
+		 struct jvms_args, verbose),
+	CLI_HELP_OPT("this help"),
+};
+
+static const struct cli_command jvms_cmd = {
+	.name = "jvms",
+	.usage =
 "Usage: asgst-bpf jvms [OPTIONS]\n"
 "\n"
 "List every HotSpot JVM on this host (processes with libjvm.so mapped),\n"
@@ -33,9 +47,11 @@ static const char jvms_usage[] =
 "  COMMAND  its command line, shortened\n"
 "Needs root to see other users' JVMs.\n"
 "\n"
-"Options:\n"
-"  -v, --verbose  also say why for maps that are only partly usable\n"
-"  -h, --help     this help\n";
+"Options:\n",
+	.opts = jvms_opts,
+	.nopts = CLI_NOPTS(jvms_opts),
+	.help_col = 17,
+};
 
 static void human_size(uint64_t b, char *out, size_t len)
 {
@@ -122,38 +138,38 @@ cleanup:
 	codemap__free(cm);
 }
 
+/* the JVM's line, and why its map is off, unusable or lossy */
+static void print_jvm(const struct jvm_info *v, bool verbose)
+{
+	char map[48], why[256];
+
+	map_state(v->pid, map, sizeof(map), why, sizeof(why));
+	printf("%-8d %-7d %-4s %-10s %-6s %-22s %s\n", (int)v->pid,
+	       (int)v->nspid, v->other_root ? "ctr" :
+	       v->other_mntns ? "mnt" : "/",
+	       v->version[0] ? v->version : "?",
+	       v->agent_loaded ? "yes" :
+	       v->attach_disabled ? "no-att" : "no",
+	       map, v->comm);
+	/* why a map is off or unusable is always said */
+	if (why[0] && (verbose || !strcmp(map, "off") ||
+		       !strcmp(map, "bad") || strstr(map, "/lost=")))
+		printf("         map of %d: %s\n", (int)v->pid, why);
+}
+
 int cmd_jvms(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct jvms_args args = { 0 };
 	struct jvm_info *v = NULL;
-	bool verbose = false;
-	size_t n = 0, i;
-	int c, ret;
+	size_t n = 0;
+	int ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			fputs(jvms_usage, stdout);
-			return 0;
-		default:
-			fputs("asgst-bpf jvms: see 'asgst-bpf jvms --help'\n",
-			      stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "asgst-bpf jvms: unexpected argument '%s'\n",
-			argv[optind]);
-		return 2;
-	}
+	ret = options__parse(&jvms_cmd, argc, argv, &args);
+	if (ret != CLI_OK)
+		return ret == CLI_HELP ? 0 : 2;
+	if (optind < argc)
+		return options__error(&jvms_cmd, "unexpected argument '%s'",
+				      argv[optind]);
 	ret = jvm_discover__list(&v, &n);
 	if (ret) {
 		fprintf(stderr, "asgst-bpf jvms: cannot list processes: %s\n",
@@ -162,22 +178,8 @@ int cmd_jvms(int argc, char **argv)
 	}
 	printf("%-8s %-7s %-4s %-10s %-6s %-22s %s\n", "PID", "NSPID", "ROOT",
 	       "JDK", "AGENT", "MAP", "COMMAND");
-	for (i = 0; i < n; i++) {
-		char map[48], why[256];
-
-		map_state(v[i].pid, map, sizeof(map), why, sizeof(why));
-		printf("%-8d %-7d %-4s %-10s %-6s %-22s %s\n", (int)v[i].pid,
-		       (int)v[i].nspid, v[i].other_root ? "ctr" :
-		       v[i].other_mntns ? "mnt" : "/",
-		       v[i].version[0] ? v[i].version : "?",
-		       v[i].agent_loaded ? "yes" :
-		       v[i].attach_disabled ? "no-att" : "no",
-		       map, v[i].comm);
-		/* why a map is off or unusable is always said */
-		if (why[0] && (verbose || !strcmp(map, "off") ||
-			       !strcmp(map, "bad") || strstr(map, "/lost=")))
-			printf("         map of %d: %s\n", (int)v[i].pid, why);
-	}
+	for (size_t i = 0; i < n; i++)
+		print_jvm(&v[i], args.verbose);
 	free(v);
 	return 0;
 }

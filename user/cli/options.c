@@ -9,7 +9,7 @@
 #include "cli/options.h"
 #include "profile/filter.h"
 
-/* the column the help text starts in */
+/* the column the help text starts in, unless the command says */
 #define HELP_COL	26
 /* getopt's value of a long-only option: its row, past any char */
 #define LONG_VAL	256
@@ -60,15 +60,15 @@ int options__error(const struct cli_command *cmd, const char *fmt, ...)
 	return CLI_BAD;
 }
 
-/* "  LEFT", the help from HELP_COL (or two spaces on), its lines under it */
-static void print_row(FILE *f, const char *left, const char *help)
+/* "  LEFT", the help from column col (or two spaces on), its lines under it */
+static void print_row(FILE *f, int col, const char *left, const char *help)
 {
 	int n = fprintf(f, "  %s", left);
 	const char *nl;
 
-	fprintf(f, "%*s", n < HELP_COL ? HELP_COL - n : 2, "");
+	fprintf(f, "%*s", n < col ? col - n : 2, "");
 	while ((nl = strchr(help, '\n'))) {
-		fprintf(f, "%.*s\n%*s", (int)(nl - help), help, HELP_COL, "");
+		fprintf(f, "%.*s\n%*s", (int)(nl - help), help, col, "");
 		help = nl + 1;
 	}
 	fprintf(f, "%s\n", help);
@@ -76,6 +76,8 @@ static void print_row(FILE *f, const char *left, const char *help)
 
 void options__usage(const struct cli_command *cmd, FILE *f)
 {
+	int col = cmd->help_col ? cmd->help_col : HELP_COL;
+
 	fputs(cmd->usage, f);
 	for (size_t i = 0; i < cmd->nopts; i++) {
 		const struct cli_option *o = &cmd->opts[i];
@@ -94,7 +96,7 @@ void options__usage(const struct cli_command *cmd, FILE *f)
 				 o->key ? '-' : ' ', o->key ? o->key : ' ',
 				 o->key ? ',' : ' ', o->name, o->arg ? " " : "",
 				 o->arg ? o->arg : "");
-		print_row(f, left, o->help);
+		print_row(f, col, left, o->help);
 	}
 }
 
@@ -170,7 +172,8 @@ int options__parse(const struct cli_command *cmd, int argc, char **argv,
 		goto cleanup;
 	}
 	opterr = 0;
-	optind = 1;
+	/* 0, not 1: getopt starts afresh, '+' of this table included */
+	optind = 0;
 	while (rc == CLI_OK &&
 	       (c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		call.opt = row_of(cmd, c);

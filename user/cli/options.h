@@ -47,6 +47,7 @@ struct cli_command {
 	const struct cli_option *opts;
 	size_t nopts;
 	bool in_order;		/* stop at the first non-option */
+	int help_col;		/* the column help text starts in; 0: 26 */
 };
 
 /*

@@ -19,8 +19,9 @@
  * is AsyncGetStackTrace(trace, depth, ucontext, options) with ctx standing
  * for "the JVM" and sample for "ucontext". The differences:
  *  - ASGST_Method is the Method* value of the sampled JVM (an address in
- *    that process, never dereferenced here); ASGST_GetMethodInfo() answers
- *    from the code map. There is no jmethodID mapping.
+ *    that process, never dereferenced here); ASGST_GetMethodInfo_cm()
+ *    answers from the code map the caller names. There is no jmethodID
+ *    mapping.
  *  - env_id carries the walked thread's JavaThread* when the code map knows
  *    the thread (JNIEnv* sits at a fixed offset inside it), else 0.
  *  - On a failed walk num_frames is the (negative) error code as in the
@@ -234,8 +235,5 @@ const char *asgst_error_name(int32_t code);
  */
 int ASGST_GetMethodInfo_cm(const struct codemap *cm, ASGST_Method method,
 			   ASGST_MethodInfo *info);
-/* JEP 435's signature: answers from the code map the calling thread last
- * passed to asgst_decode() (all fields "" before that) */
-void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodInfo *info);
 
 #endif /* ASGST_ASGST_H */

@@ -130,173 +130,208 @@ static void native_unread(struct walk *w)
 		  "the user stack could not be read (an exec under way, or its memory gone): frames by the kernel's frame-pointer walk");
 }
 
-static __thread const struct codemap *tls_method_map;
+/* the interrupted frame: the sample's registers */
+static void top_frame(struct wframe *f, const struct asgst_sample_hdr *h)
+{
+	f->pc = h->ip;
+	f->sp = h->sp;
+	f->fp = h->bp;
+	f->top = true;
+	f->blob = NULL;
+}
+
+/* a walk of s into trace->frames against what ctx knows of the JVM */
+static void walk_start(struct walk *w, const struct asgst_ctx *ctx,
+		       const struct sample *s, ASGST_CallTrace *trace,
+		       int32_t depth, uint32_t options)
+{
+	const struct asgst_sample_hdr *h = s->hdr;
+
+	memset(w, 0, sizeof(*w));
+	w->s = s;
+	w->cm = ctx->cm;
+	w->vm = ctx->vm;
+	w->is_text = ctx->is_text;
+	w->text_arg = ctx->text_arg;
+	w->cfi = ctx->cfi;
+	w->t = h->ktime_ns;
+	w->lo = h->sp;
+	w->hi = h->sp + h->window_len;
+	if (w->hi < w->lo)		/* wraps: no window at all */
+		w->hi = w->lo;
+	w->win = s->window;
+	w->options = options;
+	w->frames = trace->frames;
+	w->depth = depth;
+	w->flags = ctx->frame_flags;
+	w->pcs = ctx->frame_pcs;
+}
+
+static bool has_window(const struct sample *s)
+{
+	return s->window && s->hdr->window_len &&
+	       !(s->hdr->flags & ASGST_SF_WINDOW_ERR);
+}
+
+/* not decodable as Java: the user stack by CFI, or the kernel's */
+static void walk_unmapped(struct walk *w)
+{
+	/* a walk's vm is never NULL (walk.h): an empty one stands in */
+	static const struct cm_vm_consts no_vm;
+	struct wframe f;
+
+	if (!w->cfi || !has_window(w->s)) {
+		push_ustack(w, 0);
+		native_unread(w);
+		return;
+	}
+	/* by CFI (frame pointers where there is none) */
+	w->cm = NULL;
+	w->vm = &no_vm;
+	top_frame(&f, w->s->hdr);
+	walk_native(w, &f);
+	w->vm = NULL;
+}
+
+/* step over frame f by its kind; false: the walk ends here */
+static bool walk_step(struct walk *w, struct wframe *f)
+{
+	enum pc_class c = walk_classify(w, f->pc, &f->blob);
+
+	if (c != PC_INTERP)
+		w->deopt_frames = false;
+	switch (c) {
+	case PC_NMETHOD:
+		return walk_compiled(w, f);
+	case PC_NATIVE_WRAPPER:
+		return walk_native_wrapper(w, f);
+	case PC_INTERP:
+		return walk_interpreted(w, f);
+	case PC_CALL_STUB:
+		return walk_entry(w, f);
+	case PC_STUB:
+		return walk_stub(w, f);
+	case PC_DOWNCALL_STUB:
+		return walk_downcall_stub(w, f);
+	case PC_UPCALL_STUB:
+		return walk_upcall_stub(w, f);
+	case PC_CONT_BARRIER:
+		return walk_cont_barrier(w, f);
+	case PC_NATIVE:
+		return walk_native(w, f);
+	case PC_CODE_UNKNOWN:
+		return walk_fail(w, ASGST_UNKNOWN_CODE, f->pc,
+				 "no code known at this code-cache address");
+	case PC_NULL:
+		w->done = true;
+		break;
+	}
+	return true;
+}
+
+/* the ASGST walk: frame by frame from the interrupted one */
+static void walk_frames(struct walk *w)
+{
+	struct wframe f;
+
+	top_frame(&f, w->s->hdr);
+	while (!w->done && !w->error) {
+		if (++w->steps > WALK_MAX_STEPS) {
+			walk_fail(w, ASGST_NOT_WALKABLE, f.pc,
+				  "too many frames (a loop?)");
+			break;
+		}
+		if (!walk_step(w, &f))
+			break;
+		f.top = false;
+	}
+}
+
+/* a JVM with its code map; true when the map knows the thread */
+static bool walk_java(struct walk *w, ASGST_CallTrace *trace)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	const struct codemap_thread *th;
+
+	th = codemap__thread(w->cm, h->ns_tid, h->ktime_ns);
+	if (th)
+		trace->env_id = th->java_thread;
+	if (has_window(w->s)) {
+		walk_frames(w);
+	} else {
+		walk_fail(w, ASGST_NO_WINDOW, h->ip,
+			  "the sample has no stack window");
+		push_ustack(w, 0);
+	}
+	return th != NULL;
+}
+
+/* where and why the walk stopped, for the caller */
+static void ctx_report(struct asgst_ctx *ctx, const struct walk *w,
+		       bool java_thread)
+{
+	ctx->error = w->error;
+	ctx->stop_pc = w->stop_pc;
+	ctx->reason = w->reason;
+	ctx->steps = w->steps;
+	ctx->window_used = w->max_read > w->lo ?
+			   (uint32_t)(w->max_read - w->lo) : 0;
+	ctx->java_thread = java_thread;
+}
+
+/*
+ * num_frames: the frames or the error, unless the trace's kind or state
+ * is not the one asked for. Returns the frames walked, 0 when filtered.
+ */
+static int trace_filter(ASGST_CallTrace *trace, const struct walk *w,
+			uint8_t want_kind, int32_t want_state)
+{
+	if (want_kind && !(want_kind & trace->kind)) {
+		trace->num_frames = ASGST_WRONG_KIND;
+		return 0;
+	}
+	if (want_state && trace->kind == ASGST_JAVA_TRACE &&
+	    !(want_state & trace->state)) {
+		trace->num_frames = ASGST_WRONG_STATE;
+		return 0;
+	}
+	trace->num_frames = w->error ? w->error : w->n;
+	return w->n;
+}
 
 int asgst_decode(struct asgst_ctx *ctx, const struct sample *s,
 		 ASGST_CallTrace *trace, int32_t depth, uint32_t options)
 {
-	const struct asgst_sample_hdr *h;
 	uint8_t want_kind;
 	int32_t want_state;
+	bool java_thread = false;
 	struct walk w;
-	struct wframe f;
-	const struct codemap_thread *th = NULL;
-	enum pc_class c;
-	bool ok = true;
 
 	if (!ctx || !s || !s->hdr || !trace || depth < 0 ||
 	    (depth > 0 && !trace->frames))
 		return -EINVAL;
-	h = s->hdr;
+	/* on entry, kind and state say which traces are wanted */
 	want_kind = trace->kind;
 	want_state = trace->state;
-	ctx->error = 0;
-	ctx->stop_pc = 0;
-	ctx->reason = NULL;
-	ctx->steps = 0;
-	ctx->window_used = 0;
-	ctx->java_thread = false;
 	trace->env_id = 0;
 	trace->frame_info = NULL;
 	trace->num_frames = 0;
-
-	memset(&w, 0, sizeof(w));
-	w.s = s;
-	w.cm = ctx->cm;
-	w.vm = ctx->vm;
-	w.is_text = ctx->is_text;
-	w.text_arg = ctx->text_arg;
-	w.cfi = ctx->cfi;
-	w.t = h->ktime_ns;
-	w.lo = h->sp;
-	w.hi = h->sp + h->window_len;
-	if (w.hi < w.lo)		/* wraps: no window at all */
-		w.hi = w.lo;
-	w.win = s->window;
-	w.options = options;
-	w.frames = trace->frames;
-	w.depth = depth;
-	w.flags = ctx->frame_flags;
-	w.pcs = ctx->frame_pcs;
-
+	walk_start(&w, ctx, s, trace, depth, options);
 	if (!w.cm || !w.vm) {
-		/* not decodable as Java: the frame-pointer user stack */
 		trace->kind = ASGST_NATIVE_TRACE;
 		trace->state = -1;
-		if (want_kind && !(want_kind & ASGST_NATIVE_TRACE)) {
-			trace->num_frames = ASGST_WRONG_KIND;
-			return 0;
-		}
-		if (w.cfi && s->window && h->window_len &&
-		    !(h->flags & ASGST_SF_WINDOW_ERR)) {
-			/* by CFI (frame pointers where there is none) */
-			static const struct cm_vm_consts no_vm;
-
-			w.cm = NULL;
-			w.vm = &no_vm;
-			f.pc = h->ip;
-			f.sp = h->sp;
-			f.fp = h->bp;
-			f.top = true;
-			f.blob = NULL;
-			walk_native(&w, &f);
-			w.vm = NULL;
-		} else {
-			push_ustack(&w, 0);
-			native_unread(&w);
-		}
-		goto out;
-	}
-	tls_method_map = w.cm;
-	th = codemap__thread(w.cm, h->ns_tid, h->ktime_ns);
-	if (th) {
-		ctx->java_thread = true;
-		trace->env_id = th->java_thread;
-	}
-	if (!s->window || !h->window_len ||
-	    (h->flags & ASGST_SF_WINDOW_ERR)) {
-		walk_fail(&w, ASGST_NO_WINDOW, h->ip,
-			  "the sample has no stack window");
-		push_ustack(&w, 0);
-		goto out;
-	}
-
-	f.pc = h->ip;
-	f.sp = h->sp;
-	f.fp = h->bp;
-	f.top = true;
-	f.blob = NULL;
-	while (ok && !w.done && !w.error) {
-		if (++w.steps > WALK_MAX_STEPS) {
-			walk_fail(&w, ASGST_NOT_WALKABLE, f.pc,
-				  "too many frames (a loop?)");
-			break;
-		}
-		c = walk_classify(&w, f.pc, &f.blob);
-		if (c != PC_INTERP)
-			w.deopt_frames = false;
-		switch (c) {
-		case PC_NMETHOD:
-			ok = walk_compiled(&w, &f);
-			break;
-		case PC_NATIVE_WRAPPER:
-			ok = walk_native_wrapper(&w, &f);
-			break;
-		case PC_INTERP:
-			ok = walk_interpreted(&w, &f);
-			break;
-		case PC_CALL_STUB:
-			ok = walk_entry(&w, &f);
-			break;
-		case PC_STUB:
-			ok = walk_stub(&w, &f);
-			break;
-		case PC_DOWNCALL_STUB:
-			ok = walk_downcall_stub(&w, &f);
-			break;
-		case PC_UPCALL_STUB:
-			ok = walk_upcall_stub(&w, &f);
-			break;
-		case PC_CONT_BARRIER:
-			ok = walk_cont_barrier(&w, &f);
-			break;
-		case PC_NATIVE:
-			ok = walk_native(&w, &f);
-			break;
-		case PC_CODE_UNKNOWN:
-			ok = walk_fail(&w, ASGST_UNKNOWN_CODE, f.pc,
-				       "no code known at this code-cache address");
-			break;
-		case PC_NULL:
-			w.done = true;
-			break;
-		}
-		f.top = false;
-	}
-
-out:
-	ctx->error = w.error;
-	ctx->stop_pc = w.stop_pc;
-	ctx->reason = w.reason;
-	ctx->steps = w.steps;
-	ctx->window_used = w.max_read > w.lo ? (uint32_t)(w.max_read - w.lo) : 0;
-	if (w.cm && w.vm) {
-		trace->kind = w.java_frames || ctx->java_thread ?
+		/* filtered out before the walk: its kind is known */
+		if (!want_kind || (want_kind & ASGST_NATIVE_TRACE))
+			walk_unmapped(&w);
+	} else {
+		java_thread = walk_java(&w, trace);
+		trace->kind = w.java_frames || java_thread ?
 			      ASGST_JAVA_TRACE : ASGST_JVM_TRACE;
 		trace->state = trace->kind == ASGST_JAVA_TRACE ?
-			       thread_state(w.vm, h) : -1;
-		if (want_kind && !(want_kind & trace->kind)) {
-			trace->num_frames = ASGST_WRONG_KIND;
-			return 0;
-		}
-		if (want_state && trace->kind == ASGST_JAVA_TRACE &&
-		    !(want_state & trace->state)) {
-			trace->num_frames = ASGST_WRONG_STATE;
-			return 0;
-		}
+			       thread_state(w.vm, s->hdr) : -1;
 	}
-	trace->num_frames = w.error ? w.error : w.n;
-	return w.n;
+	ctx_report(ctx, &w, java_thread);
+	return trace_filter(trace, &w, want_kind, want_state);
 }
 
 int ASGST_GetMethodInfo_cm(const struct codemap *cm, ASGST_Method method,
@@ -321,12 +356,6 @@ int ASGST_GetMethodInfo_cm(const struct codemap *cm, ASGST_Method method,
 	info->signature_len = (int32_t)strlen(m->signature);
 	info->modifiers = (int32_t)m->modifiers;
 	return 0;
-}
-
-/* JEP 435's form: against the map the calling thread decoded last */
-void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodInfo *info)
-{
-	ASGST_GetMethodInfo_cm(tls_method_map, method, info);
 }
 
 /* ---- decoder__trace ------------------------------------------------------------ */
@@ -421,26 +450,14 @@ static void set_error(struct decoder *d, struct trace *t, int32_t code,
 	f->reason = reason;
 }
 
-int decoder__trace(struct decoder *d, const struct sample *s,
-		   struct codemap *cm, bool is_jvm, struct trace *t,
-		   struct frame *buf, uint32_t max)
+/* who and which event; no frames yet */
+static void trace_start(struct trace *t, struct strtab *st,
+			const struct asgst_sample_hdr *h, struct frame *buf)
 {
-	const struct asgst_sample_hdr *h;
-	struct asgst_ctx ctx;
-	ASGST_CallTrace ct;
-	const struct codemap_thread *th;
-	uint32_t nk, room, k;
-	int n;
-
-	if (!d || !s || !s->hdr || !t || !buf || max < 2)
-		return -EINVAL;
-	d->int_n = 0;
-	h = s->hdr;
 	memset(t, 0, sizeof(*t));
 	t->pid = (pid_t)h->pid;
 	t->tid = (pid_t)h->tid;
-	t->comm = strtab__intern_n(d->st, h->comm,
-				   strnlen(h->comm, ASGST_COMM_LEN));
+	t->comm = strtab__intern_n(st, h->comm, strnlen(h->comm, ASGST_COMM_LEN));
 	t->thread = t->comm;
 	t->frames = buf;
 	t->kind = TRACE_KIND_NATIVE;
@@ -450,12 +467,16 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		if (h->flags & ASGST_SF_PREEMPTED)
 			t->flags |= TRACE_F_PREEMPTED;
 	}
-	d->stats.samples++;
+}
 
-	/* kernel frames first; keep room for user frames and a reason */
-	nk = h->kstack_n < max / 2 ? h->kstack_n : max / 2;
+/* the kernel frames, symbolized; room is kept for user frames and a reason */
+static void push_kernel_frames(struct decoder *d, const struct sample *s,
+			       struct trace *t, uint32_t max)
+{
+	uint32_t nk = s->hdr->kstack_n < max / 2 ? s->hdr->kstack_n : max / 2;
+
 	for (uint32_t i = 0; i < nk; i++) {
-		struct frame *f = &buf[t->nframes++];
+		struct frame *f = &t->frames[t->nframes++];
 
 		memset(f, 0, sizeof(*f));
 		f->type = FRAME_KERNEL;
@@ -466,64 +487,93 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		if (d->sz)
 			symbolizer__kernel(d->sz, f->pc, f);
 	}
-	/*
-	 * Off-CPU stacks are taken in the sched_switch tracepoint: its own
-	 * frames (the BPF program, which has no symbol once it is unloaded,
-	 * and bpf_trace_run*) are not the thread's.
-	 */
-	if (t->event == TRACE_EV_OFFCPU) {
-		uint32_t cut = 0;
+}
 
-		for (uint32_t i = 0; i < t->nframes && i < 4; i++) {
-			const char *sym = buf[i].symbol;
+/*
+ * Off-CPU stacks are taken in the sched_switch tracepoint: its own frames
+ * (the BPF program, which has no symbol once it is unloaded, and
+ * bpf_trace_run*) are not the thread's.
+ */
+static void cut_tracepoint_frames(struct trace *t)
+{
+	struct frame *buf = t->frames;
+	uint32_t cut = 0;
 
-			if (sym && (!strncmp(sym, "bpf_trace_run", 13) ||
-				    !strncmp(sym, "__bpf_trace_", 12)))
-				cut = i + 1;
-		}
-		if (cut) {
-			memmove(buf, buf + cut, (t->nframes - cut) * sizeof(*buf));
-			t->nframes -= cut;
-		}
+	for (uint32_t i = 0; i < t->nframes && i < 4; i++) {
+		const char *sym = buf[i].symbol;
+
+		if (sym && (!strncmp(sym, "bpf_trace_run", 13) ||
+			    !strncmp(sym, "__bpf_trace_", 12)))
+			cut = i + 1;
 	}
-	if (h->flags & ASGST_SF_NO_USER) {
-		d->stats.native++;
-		return 0;
+	if (cut) {
+		memmove(buf, buf + cut, (t->nframes - cut) * sizeof(*buf));
+		t->nframes -= cut;
 	}
+}
 
-	room = max - t->nframes - 1;	/* one left for an unknown frame */
-	if (room > TRACE_MAX_FRAMES)
-		room = TRACE_MAX_FRAMES;
-	asgst_ctx__init(&ctx, is_jvm ? cm : NULL);
+/* the walk's view of the JVM (cm: NULL for none) and of the process */
+static void decoder_ctx(struct decoder *d, struct asgst_ctx *ctx,
+			const struct codemap *cm, const struct trace *t,
+			const struct asgst_sample_hdr *h)
+{
+	asgst_ctx__init(ctx, cm);
 	if (d->sz) {
-		ctx.is_text = is_text;
-		ctx.cfi = decoder_cfi;
+		ctx->is_text = is_text;
+		ctx->cfi = decoder_cfi;
 		d->text_pid = t->pid;
 		d->last_ip = h->ip;
-		ctx.text_arg = d;
+		ctx->text_arg = d;
 	}
-	ctx.frame_flags = d->frame_flags;
-	ctx.frame_pcs = d->frame_pcs;
-	memset(&ct, 0, sizeof(ct));
-	ct.frames = d->frames;
-	n = asgst_decode(&ctx, s, &ct, (int32_t)room,
+	ctx->frame_flags = d->frame_flags;
+	ctx->frame_pcs = d->frame_pcs;
+}
+
+/*
+ * The user frames, walked and named, after t's frames; ctx and ct say
+ * how the walk ended. 0, or asgst_decode()'s -errno.
+ */
+static int push_user_frames(struct decoder *d, const struct sample *s,
+			    const struct codemap *cm, struct trace *t,
+			    uint32_t max, struct asgst_ctx *ctx,
+			    ASGST_CallTrace *ct)
+{
+	uint32_t room = max - t->nframes - 1;	/* one for an unknown frame */
+	uint32_t k;
+	int n;
+
+	if (room > TRACE_MAX_FRAMES)
+		room = TRACE_MAX_FRAMES;
+	decoder_ctx(d, ctx, cm, t, s->hdr);
+	memset(ct, 0, sizeof(*ct));
+	ct->frames = d->frames;
+	n = asgst_decode(ctx, s, ct, (int32_t)room,
 			 ASGST_INCLUDE_NON_JAVA_FRAMES);
 	if (n < 0)
 		return n;
-	k = asgst_resolve(d->sz, ctx.vm ? cm : NULL, t->pid, d->frames,
-			  d->frame_flags, (uint32_t)n, buf + t->nframes,
+	k = asgst_resolve(d->sz, ctx->vm ? cm : NULL, t->pid, d->frames,
+			  d->frame_flags, (uint32_t)n, t->frames + t->nframes,
 			  max - t->nframes, d->rm, d->st, d->interned);
 	d->int_lo = t->nframes;
 	d->int_n = k;
 	/* resolve writes one frame per walked frame, in order */
 	for (uint32_t i = 0; i < k; i++)
-		buf[t->nframes + i].code_pc = d->frame_pcs[i];
+		t->frames[t->nframes + i].code_pc = d->frame_pcs[i];
 	t->nframes += k;
-	t->jvmti_state = ct.state;
-	switch (ct.kind) {
+	return 0;
+}
+
+/* the trace's kind, Java state and virtual-thread flags by the walk's */
+static void trace_set_kind(struct decoder *d, struct trace *t,
+			   const struct asgst_sample_hdr *h,
+			   const struct cm_vm_consts *vm,
+			   const ASGST_CallTrace *ct)
+{
+	t->jvmti_state = ct->state;
+	switch (ct->kind) {
 	case ASGST_JAVA_TRACE:
 		t->kind = TRACE_KIND_JAVA;
-		t->state = (uint8_t)java_state(ctx.vm, h);
+		t->state = (uint8_t)java_state(vm, h);
 		/* a continuation is mounted: a virtual thread runs */
 		if ((h->flags & ASGST_SF_THREAD_INFO) && h->jt_cont_entry)
 			t->flags |= TRACE_F_VTHREAD;
@@ -546,18 +596,54 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 		d->stats.native++;
 		break;
 	}
-	if (ctx.vm && (th = codemap__thread(cm, h->ns_tid, h->ktime_ns)) &&
-	    th->name)
-		t->thread = th->name;
+}
 
+/* why the frames end, as a last frame */
+static void trace_set_error(struct decoder *d, struct trace *t,
+			    const struct asgst_ctx *ctx,
+			    const struct codemap *cm, bool is_jvm, uint32_t max)
+{
 	/* a JVM without its map: why its Java frames are missing comes
 	 * first, not where the native walk ran into them */
-	if (is_jvm && !ctx.vm)
-		set_error(d, t, ASGST_NO_CODEMAP, ctx.error ? ctx.stop_pc : 0,
+	if (is_jvm && !ctx->vm)
+		set_error(d, t, ASGST_NO_CODEMAP, ctx->error ? ctx->stop_pc : 0,
 			  cm ? "the code map has no VM record yet" :
 			       "no code map: Java frames not decoded (agent not loaded?)",
 			  max);
-	else if (ctx.error)
-		set_error(d, t, ctx.error, ctx.stop_pc, ctx.reason, max);
+	else if (ctx->error)
+		set_error(d, t, ctx->error, ctx->stop_pc, ctx->reason, max);
+}
+
+int decoder__trace(struct decoder *d, const struct sample *s,
+		   struct codemap *cm, bool is_jvm, struct trace *t,
+		   struct frame *buf, uint32_t max)
+{
+	const struct asgst_sample_hdr *h;
+	const struct codemap_thread *th;
+	struct asgst_ctx ctx;
+	ASGST_CallTrace ct;
+	int ret;
+
+	if (!d || !s || !s->hdr || !t || !buf || max < 2)
+		return -EINVAL;
+	h = s->hdr;
+	d->int_n = 0;
+	d->stats.samples++;
+	trace_start(t, d->st, h, buf);
+	push_kernel_frames(d, s, t, max);
+	if (t->event == TRACE_EV_OFFCPU)
+		cut_tracepoint_frames(t);
+	if (h->flags & ASGST_SF_NO_USER) {
+		d->stats.native++;
+		return 0;
+	}
+	ret = push_user_frames(d, s, is_jvm ? cm : NULL, t, max, &ctx, &ct);
+	if (ret < 0)
+		return ret;
+	trace_set_kind(d, t, h, ctx.vm, &ct);
+	if (ctx.vm && (th = codemap__thread(cm, h->ns_tid, h->ktime_ns)) &&
+	    th->name)
+		t->thread = th->name;
+	trace_set_error(d, t, &ctx, cm, is_jvm, max);
 	return 0;
 }

@@ -31,6 +31,7 @@
 #include <linux/types.h>
 #include "sampler.h"
 #include "profile/profile.h"
+#include "util/array.h"
 #include "util/u64map.h"
 #include "util/safe_open.h"
 #include "util/strtab.h"
@@ -174,6 +175,11 @@ struct pp {
 	uint32_t *fids;		/* scratch: function ids of a Java run */
 	struct pb jkey;		/* scratch: key of a Java location */
 	char key[8192];		/* scratch: keys of functions, native locations */
+	uint64_t period;	/* ns a cpu sample stands for */
+	bool offcpu;		/* off-CPU time is a value of its own */
+	uint32_t *locids;	/* scratch: location ids of a stack */
+	struct pb sample;	/* scratch: a Sample message */
+	struct pb ids, vals;	/* scratch: its location ids, its values */
 };
 
 /*
@@ -227,16 +233,9 @@ static uint32_t pp_str(struct pp *pp, const char *s)
 	idx = pmap_get(&pp->strs, is);
 	if (idx)
 		return idx - 1;
-	if (pp->nstrs == pp->cap_strs) {
-		size_t nc = pp->cap_strs * 2;
-		const char **nv = realloc(pp->strv, nc * sizeof(*nv));
-
-		if (!nv) {
-			pp->oom = true;
-			return 0;
-		}
-		pp->strv = nv;
-		pp->cap_strs = nc;
+	if (ARRAY_GROW(&pp->strv, &pp->cap_strs, pp->nstrs + 1)) {
+		pp->oom = true;
+		return 0;
 	}
 	pp->strv[pp->nstrs] = is;
 	if (pmap_put(&pp->strs, is, pp->nstrs + 1)) {
@@ -304,16 +303,9 @@ static uint32_t pp_mapping(struct pp *pp, const char *module)
 	id = pmap_get(&pp->maps, is);
 	if (id)
 		return id;
-	if (pp->nmaps == pp->cap_maps) {
-		size_t nc = pp->cap_maps ? pp->cap_maps * 2 : 64;
-		struct mapping *nv = realloc(pp->mapv, nc * sizeof(*nv));
-
-		if (!nv) {
-			pp->oom = true;
-			return 0;
-		}
-		pp->mapv = nv;
-		pp->cap_maps = nc;
+	if (ARRAY_GROW(&pp->mapv, &pp->cap_maps, pp->nmaps + 1)) {
+		pp->oom = true;
+		return 0;
 	}
 	pp->mapv[pp->nmaps] = (struct mapping){ pp_str(pp, is),
 						module_build_id(pp, module), 0,
@@ -515,153 +507,215 @@ static int gzip_out(const uint8_t *buf, size_t len, FILE *f)
 	return err;
 }
 
-int write_pprof(const struct profile *p, FILE *f)
+/* the writer's state for p, string_table[0] ""; 0 or -ENOMEM */
+static int pp__init(struct pp *pp, const struct profile *p)
 {
 	const struct profile_meta *meta = profile__meta_const(p);
-	uint64_t period = meta->frequency_hz ? 1000000000ull / meta->frequency_hz : 0;
-	struct pp pp = { 0 };
-	struct pb sample = { 0 }, ids = { 0 }, vals = { 0 };
-	uint32_t *locids = NULL;
-	uint32_t cpu;
-	bool offcpu = meta->events & ASGST_EVMASK_OFFCPU;
+
+	memset(pp, 0, sizeof(*pp));
+	pp->p = p;
+	pp->period = meta->frequency_hz ?
+		     1000000000ull / meta->frequency_hz : 0;
+	pp->offcpu = meta->events & ASGST_EVMASK_OFFCPU;
+	pp->st = strtab__new();
+	/* profile__add() keeps at most TRACE_MAX_FRAMES frames a stack */
+	pp->locids = malloc(TRACE_MAX_FRAMES * sizeof(*pp->locids));
+	pp->fids = malloc(TRACE_MAX_FRAMES * sizeof(*pp->fids));
+	if (!pp->st || !pp->locids || !pp->fids ||
+	    ARRAY_GROW(&pp->strv, &pp->cap_strs, 1024))
+		return -ENOMEM;
+	pp->strv[pp->nstrs++] = "";	/* string_table[0] must be "" */
+	return 0;
+}
+
+static void pp__free(struct pp *pp)
+{
+	free(pp->locids);
+	free(pp->sample.buf);
+	free(pp->ids.buf);
+	free(pp->vals.buf);
+	free(pp->out.buf);
+	free(pp->m1.buf);
+	free(pp->m2.buf);
+	free(pp->jkey.buf);
+	free(pp->fids);
+	free(pp->strv);
+	free(pp->mapv);
+	u64map__free(&pp->strs);
+	u64map__free(&pp->funcs);
+	u64map__free(&pp->locs);
+	u64map__free(&pp->maps);
+	strtab__free(pp->st);
+}
+
+/* sample and period types, period, duration, default type, comment */
+static void pp_header(struct pp *pp)
+{
+	const struct profile_meta *meta = profile__meta_const(pp->p);
+	char c[128];
+
+	pp_value_type(pp, PROFILE_SAMPLE_TYPE, "samples", "count");
+	pp_value_type(pp, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	/* off-CPU time as a value of its own: never summed with cpu time */
+	if (pp->offcpu)
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
+	pp_value_type(pp, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+	pb_uint(&pp->out, PROFILE_PERIOD, pp->period);
+	pb_uint(&pp->out, PROFILE_DURATION_NANOS, meta->duration_ns);
+	pb_uint(&pp->out, PROFILE_DEFAULT_SAMPLE_TYPE,
+		pp_str(pp, pp->offcpu && !(meta->events & ASGST_EVMASK_CPU) ?
+			   "offcpu" : "cpu"));
+	snprintf(c, sizeof(c), "asgst-bpf: %" PRIu64 " samples, %" PRIu64
+		 " lost, %u Hz", meta->samples, meta->lost, meta->frequency_hz);
+	pb_uint(&pp->out, PROFILE_COMMENT, pp_str(pp, c));
+}
+
+/* the stack's locations, leaf first, into pp->locids; how many */
+static uint32_t pp_stack_locations(struct pp *pp, const struct trace *t)
+{
+	/* never more (profile.c cuts there): pp->locids, pp->fids */
+	uint32_t nf = t->nframes < TRACE_MAX_FRAMES ? t->nframes :
+		      TRACE_MAX_FRAMES;
+	uint32_t nloc = 0;
+
+	for (uint32_t k = 0; k < nf;) {
+		const struct frame *fr = &t->frames[k];
+		uint32_t n = 1;
+
+		if (fr->type == FRAME_JAVA_INLINED || fr->type == FRAME_JAVA ||
+		    fr->type == FRAME_JAVA_NATIVE) {
+			/* the inlined run ends at the frame it is inlined
+			 * into */
+			while (fr[n - 1].type == FRAME_JAVA_INLINED &&
+			       k + n < nf &&
+			       (fr[n].type == FRAME_JAVA_INLINED ||
+				fr[n].type == FRAME_JAVA))
+				n++;
+			pp->locids[nloc++] = pp_location_java(pp, fr, n);
+		} else {
+			pp->locids[nloc++] = pp_location_pc(pp, fr);
+		}
+		k += n;
+	}
+	return nloc;
+}
+
+/* samples, cpu ns and (with off-CPU events) off-CPU ns */
+static void pp_sample_values(struct pp *pp, const struct profile_stack *ps)
+{
+	struct pb *vals = &pp->vals;
+
+	pb_varint(vals, ps->count);
+	if (ps->trace.event == TRACE_EV_OFFCPU) {
+		pb_varint(vals, 0);
+		if (pp->offcpu)
+			pb_varint(vals, ps->weight_ns);
+	} else {
+		pb_varint(vals, ps->count * pp->period);
+		if (pp->offcpu)
+			pb_varint(vals, 0);
+	}
+}
+
+static const char *or_unknown(const char *s)
+{
+	return s && *s ? s : "[unknown]";
+}
+
+/* the thread, process, container and what kind of stack it is */
+static void pp_sample_labels(struct pp *pp, const struct trace *t)
+{
+	struct pb *sample = &pp->sample;
+
+	pp_label(pp, sample, "thread",
+		 t->thread && *t->thread ? t->thread : or_unknown(t->comm), 0);
+	pp_label(pp, sample, "tid", NULL, t->tid);
+	pp_label(pp, sample, "pid", NULL, t->pid);
+	pp_label(pp, sample, "comm", or_unknown(t->comm), 0);
+	if (t->container_id)
+		pp_label(pp, sample, "container_id", t->container_id, 0);
+	if (t->pod_uid)
+		pp_label(pp, sample, "pod_uid", t->pod_uid, 0);
+	pp_label(pp, sample, "kind", trace_kind__name(t->kind), 0);
+	if (t->kind == TRACE_KIND_JAVA)
+		pp_label(pp, sample, "state", trace_state__name(t->state), 0);
+	if (t->flags & TRACE_F_VTHREAD)
+		pp_label(pp, sample, "virtual_thread", "true", 0);
+	if (t->flags & TRACE_F_PINNED)
+		pp_label(pp, sample, "pinned", "true", 0);
+	if (t->error)
+		pp_label(pp, sample, "error",
+			 t->error_name && *t->error_name ? t->error_name :
+							   "error", 0);
+}
+
+/* one Sample: the stack's locations, its values, its labels */
+static void pp_sample(struct pp *pp, const struct profile_stack *ps)
+{
+	uint32_t nloc = pp_stack_locations(pp, &ps->trace);
+
+	for (uint32_t k = 0; k < nloc; k++)
+		pb_varint(&pp->ids, pp->locids[k]);
+	pb_bytes(&pp->sample, SAMPLE_LOCATION_ID, pp->ids.buf, pp->ids.len);
+	pp_sample_values(pp, ps);
+	pb_bytes(&pp->sample, SAMPLE_VALUE, pp->vals.buf, pp->vals.len);
+	pp->ids.len = pp->vals.len = 0;
+	pp_sample_labels(pp, &ps->trace);
+	pb_msg(&pp->out, PROFILE_SAMPLE, &pp->sample);
+	if (pp->ids.oom || pp->vals.oom)
+		pp->oom = true;
+}
+
+/* the modules the native locations named */
+static void pp_mappings(struct pp *pp)
+{
+	for (size_t i = 0; i < pp->nmaps; i++) {
+		const struct mapping *m = &pp->mapv[i];
+
+		pb_uint(&pp->m1, MAPPING_ID, i + 1);
+		pb_uint(&pp->m1, MAPPING_MEMORY_START, 0);
+		pb_uint(&pp->m1, MAPPING_MEMORY_LIMIT, m->limit);
+		pb_uint(&pp->m1, MAPPING_FILENAME, m->filename);
+		if (m->build_id)
+			pb_uint(&pp->m1, MAPPING_BUILD_ID, m->build_id);
+		pb_uint(&pp->m1, MAPPING_HAS_FUNCTIONS, m->has_functions);
+		pb_msg(&pp->out, PROFILE_MAPPING, &pp->m1);
+	}
+}
+
+static void pp_string_table(struct pp *pp)
+{
+	for (size_t i = 0; i < pp->nstrs; i++)
+		pb_bytes(&pp->out, PROFILE_STRING_TABLE, pp->strv[i],
+			 strlen(pp->strv[i]));
+}
+
+static bool pp_oom(const struct pp *pp)
+{
+	return pp->oom || pp->out.oom || pp->m1.oom || pp->m2.oom ||
+	       pp->sample.oom;
+}
+
+int write_pprof(const struct profile *p, FILE *f)
+{
+	struct pp pp;
 	int err = -ENOMEM;
 
-	pp.p = p;
-	pp.st = strtab__new();
-	pp.cap_strs = 1024;
-	pp.strv = malloc(pp.cap_strs * sizeof(*pp.strv));
-	/* profile__add() keeps at most TRACE_MAX_FRAMES frames a stack */
-	locids = malloc(TRACE_MAX_FRAMES * sizeof(*locids));
-	pp.fids = malloc(TRACE_MAX_FRAMES * sizeof(*pp.fids));
-	if (!pp.st || !pp.strv || !locids || !pp.fids)
+	if (pp__init(&pp, p))
 		goto cleanup;
-	pp.strv[pp.nstrs++] = "";	/* string_table[0] must be "" */
-
-	pp_value_type(&pp, PROFILE_SAMPLE_TYPE, "samples", "count");
-	pp_value_type(&pp, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
-	/* off-CPU time as a value of its own: never summed with cpu time */
-	if (offcpu)
-		pp_value_type(&pp, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
-	pp_value_type(&pp, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
-	pb_uint(&pp.out, PROFILE_PERIOD, period);
-	pb_uint(&pp.out, PROFILE_DURATION_NANOS, meta->duration_ns);
-	cpu = pp_str(&pp, offcpu && !(meta->events & ASGST_EVMASK_CPU) ?
-			  "offcpu" : "cpu");
-	pb_uint(&pp.out, PROFILE_DEFAULT_SAMPLE_TYPE, cpu);
-	{
-		char c[128];
-
-		snprintf(c, sizeof(c), "asgst-bpf: %" PRIu64 " samples, %" PRIu64
-			 " lost, %u Hz", meta->samples, meta->lost,
-			 meta->frequency_hz);
-		pb_uint(&pp.out, PROFILE_COMMENT, pp_str(&pp, c));
-	}
-
-	for (size_t i = 0; i < profile__nstacks(p) && !pp.oom; i++) {
-		const struct profile_stack *ps = profile__stack(p, i);
-		const struct trace *t = &ps->trace;
-		/* never more (profile.c cuts there): locids, pp.fids */
-		uint32_t nf = t->nframes < TRACE_MAX_FRAMES ? t->nframes :
-			      TRACE_MAX_FRAMES;
-		uint32_t nloc = 0;
-
-		for (uint32_t k = 0; k < nf;) {
-			const struct frame *fr = &t->frames[k];
-			uint32_t n = 1;
-
-			if (fr->type == FRAME_JAVA_INLINED || fr->type == FRAME_JAVA ||
-			    fr->type == FRAME_JAVA_NATIVE) {
-				/* the inlined run ends at the frame it is
-				 * inlined into */
-				while (fr[n - 1].type == FRAME_JAVA_INLINED &&
-				       k + n < nf &&
-				       (fr[n].type == FRAME_JAVA_INLINED ||
-					fr[n].type == FRAME_JAVA))
-					n++;
-				locids[nloc++] = pp_location_java(&pp, fr, n);
-			} else {
-				locids[nloc++] = pp_location_pc(&pp, fr);
-			}
-			k += n;
-		}
-		for (uint32_t k = 0; k < nloc; k++)
-			pb_varint(&ids, locids[k]);
-		pb_bytes(&sample, SAMPLE_LOCATION_ID, ids.buf, ids.len);
-		pb_varint(&vals, ps->count);
-		if (t->event == TRACE_EV_OFFCPU) {
-			pb_varint(&vals, 0);
-			if (offcpu)
-				pb_varint(&vals, ps->weight_ns);
-		} else {
-			pb_varint(&vals, ps->count * period);
-			if (offcpu)
-				pb_varint(&vals, 0);
-		}
-		pb_bytes(&sample, SAMPLE_VALUE, vals.buf, vals.len);
-		ids.len = vals.len = 0;
-		pp_label(&pp, &sample, "thread",
-			 t->thread && *t->thread ? t->thread :
-			 t->comm && *t->comm ? t->comm : "[unknown]", 0);
-		pp_label(&pp, &sample, "tid", NULL, t->tid);
-		pp_label(&pp, &sample, "pid", NULL, t->pid);
-		pp_label(&pp, &sample, "comm", t->comm && *t->comm ? t->comm : "[unknown]", 0);
-		if (t->container_id)
-			pp_label(&pp, &sample, "container_id", t->container_id, 0);
-		if (t->pod_uid)
-			pp_label(&pp, &sample, "pod_uid", t->pod_uid, 0);
-		pp_label(&pp, &sample, "kind", trace_kind__name(t->kind), 0);
-		if (t->kind == TRACE_KIND_JAVA)
-			pp_label(&pp, &sample, "state",
-				 trace_state__name(t->state), 0);
-		if (t->flags & TRACE_F_VTHREAD)
-			pp_label(&pp, &sample, "virtual_thread", "true", 0);
-		if (t->flags & TRACE_F_PINNED)
-			pp_label(&pp, &sample, "pinned", "true", 0);
-		if (t->error)
-			pp_label(&pp, &sample, "error",
-				 t->error_name && *t->error_name ? t->error_name : "error", 0);
-		pb_msg(&pp.out, PROFILE_SAMPLE, &sample);
-		if (ids.oom || vals.oom)
-			pp.oom = true;
-	}
-
-	for (size_t i = 0; i < pp.nmaps; i++) {
-		const struct mapping *m = &pp.mapv[i];
-
-		pb_uint(&pp.m1, MAPPING_ID, i + 1);
-		pb_uint(&pp.m1, MAPPING_MEMORY_START, 0);
-		pb_uint(&pp.m1, MAPPING_MEMORY_LIMIT, m->limit);
-		pb_uint(&pp.m1, MAPPING_FILENAME, m->filename);
-		if (m->build_id)
-			pb_uint(&pp.m1, MAPPING_BUILD_ID, m->build_id);
-		pb_uint(&pp.m1, MAPPING_HAS_FUNCTIONS, m->has_functions);
-		pb_msg(&pp.out, PROFILE_MAPPING, &pp.m1);
-	}
-	for (size_t i = 0; i < pp.nstrs; i++)
-		pb_bytes(&pp.out, PROFILE_STRING_TABLE, pp.strv[i], strlen(pp.strv[i]));
-	if (pp.oom || pp.out.oom || pp.m1.oom || pp.m2.oom || sample.oom)
+	pp_header(&pp);
+	for (size_t i = 0; i < profile__nstacks(p) && !pp.oom; i++)
+		pp_sample(&pp, profile__stack(p, i));
+	/* after the samples: their locations name the mappings */
+	pp_mappings(&pp);
+	pp_string_table(&pp);
+	if (pp_oom(&pp))
 		goto cleanup;
-
 	errno = 0;
 	err = gzip_out(pp.out.buf, pp.out.len, f);
 	if (!err && (fflush(f) || ferror(f)))
 		err = -(errno ? errno : EIO);
 cleanup:
-	free(locids);
-	free(sample.buf);
-	free(ids.buf);
-	free(vals.buf);
-	free(pp.out.buf);
-	free(pp.m1.buf);
-	free(pp.m2.buf);
-	free(pp.jkey.buf);
-	free(pp.fids);
-	free(pp.strv);
-	free(pp.mapv);
-	u64map__free(&pp.strs);
-	u64map__free(&pp.funcs);
-	u64map__free(&pp.locs);
-	u64map__free(&pp.maps);
-	strtab__free(pp.st);
+	pp__free(&pp);
 	return err;
 }
