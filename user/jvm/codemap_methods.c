@@ -26,6 +26,29 @@
 #include "util/array.h"
 #include "jvm/codemap_methods.h"
 
+/*
+ * A method, compact: 40 bytes in slabs, strings and classes as numbers,
+ * its line table in the line arena (varint deltas). What only a few
+ * methods have lives in side tables keyed by its index: the time it
+ * died, an earlier method at the same Method*, a far ConstMethod*, and
+ * its view (the struct codemap_method handed out, made at its first
+ * lookup and kept until the method is freed).
+ */
+struct cm_meth {
+	uint64_t method;		/* Method* */
+	uint64_t load_ns;		/* its record's time */
+	int32_t cdelta;			/* ConstMethod* - Method*, or CM_CFAR */
+	uint32_t klass : 30;		/* class number */
+	uint32_t native : 1;		/* CM_METHOD_NATIVE */
+	uint32_t seen : 1;		/* in the generation read now */
+	uint32_t name, sig;		/* string numbers */
+	uint32_t modifiers;
+	uint32_t lines;			/* offset of its table in the arena */
+};
+
+#define CM_CFAR			INT32_MIN	/* ConstMethod* in cfar */
+#define CM_SLAB_SHIFT		12		/* methods per slab: 4096 */
+
 #define CM_SCHUNK		(64u << 10)	/* string text chunk */
 #define CM_SLAB			(1u << CM_SLAB_SHIFT)
 #define CM_NUM_MAX		((1u << 30) - 1)	/* class numbers: 30 bits */

@@ -8,6 +8,9 @@
  * Errors: a function that fails returns -errno with why set to what
  * failed; the caller fails the map with it. A cap hit drops the method
  * and counts it in the budget it was lent.
+ *
+ * Only codemap_methods.c writes a struct cm_store; the other parts read
+ * added and why, and call the functions below.
  */
 #ifndef ASGST_CODEMAP_METHODS_H
 #define ASGST_CODEMAP_METHODS_H
@@ -18,28 +21,6 @@
 
 #include "jvm/codemap_budget.h"
 
-/*
- * A method, compact: 40 bytes in slabs, strings and classes as numbers,
- * its line table in the line arena (varint deltas). What only a few
- * methods have lives in side tables keyed by its index: the time it
- * died, an earlier method at the same Method*, a far ConstMethod*, and
- * its view (the struct codemap_method handed out, made at its first
- * lookup and kept until the method is freed).
- */
-struct cm_meth {
-	uint64_t method;		/* Method* */
-	uint64_t load_ns;		/* its record's time */
-	int32_t cdelta;			/* ConstMethod* - Method*, or CM_CFAR */
-	uint32_t klass : 30;		/* class number */
-	uint32_t native : 1;		/* CM_METHOD_NATIVE */
-	uint32_t seen : 1;		/* in the generation read now */
-	uint32_t name, sig;		/* string numbers */
-	uint32_t modifiers;
-	uint32_t lines;			/* offset of its table in the arena */
-};
-
-#define CM_CFAR			INT32_MIN	/* ConstMethod* in cfar */
-#define CM_SLAB_SHIFT		12		/* methods per slab: 4096 */
 #define CM_VIEW_RING		16		/* codemap__method_at() views */
 
 /* open addressing over numbers (value + 1; 0 empty), keys kept elsewhere */
@@ -48,6 +29,7 @@ struct cm_ix {
 	size_t cap, n;
 };
 
+struct cm_meth;
 struct cm_view;
 struct cm_mmemo;
 

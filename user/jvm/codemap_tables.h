@@ -10,6 +10,10 @@
  * It knows nothing of the file: no offsets but the one a record is at,
  * for messages. Errors: a function that fails returns -errno with why set
  * to the one line of what failed; the file part fails the map with it.
+ *
+ * Only codemap_tables.c writes a struct cm_tables; codemap.c reads its
+ * counts, its VM constants and its blobs and threads by index (the
+ * public getters and iteration), and calls the functions below.
  */
 #ifndef ASGST_CODEMAP_TABLES_H
 #define ASGST_CODEMAP_TABLES_H
@@ -111,8 +115,8 @@ int cm_tables__index(struct cm_tables *tb);
  * nothing is seen in the new one yet */
 void cm_tables__next_generation(struct cm_tables *tb);
 /* the new generation's snapshot was read whole: what it did not have
- * died at t_ns. 0 or -errno */
-int cm_tables__reconcile(struct cm_tables *tb, uint64_t t_ns);
+ * died at t. 0 or -errno */
+int cm_tables__reconcile(struct cm_tables *tb, uint64_t t);
 /* free what died before before; how many, or -ENOMEM */
 long cm_tables__prune(struct cm_tables *tb, uint64_t before);
 /* the thread callback (codemap__set_thread_cb), told at once of the
@@ -122,8 +126,8 @@ void cm_tables__set_thread_cb(struct cm_tables *tb, codemap_thread_fn fn,
 
 /* lookups on the per-sample path: codemap__find(), codemap__thread() */
 const struct codemap_blob *cm_tables__find(const struct cm_tables *tb,
-					   uint64_t pc, uint64_t t_ns);
+					   uint64_t pc, uint64_t t);
 const struct codemap_thread *cm_tables__thread(const struct cm_tables *tb,
-					       uint32_t tid, uint64_t t_ns);
+					       uint32_t tid, uint64_t t);
 
 #endif /* ASGST_CODEMAP_TABLES_H */
