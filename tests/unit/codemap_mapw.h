@@ -198,6 +198,22 @@ static void add_unload(struct mapw *w, uint64_t t, uint64_t start, uint64_t mp)
 	w_end(w);
 }
 
+static void add_stub(struct mapw *w, uint64_t t, uint64_t start, uint64_t end,
+		     uint32_t kind, int frame, const char *name)
+{
+	struct cm_stub s = {
+		.h = rh(CM_REC_STUB, t),
+		.start = start,
+		.end = end,
+		.kind = kind,
+		.frame_size = frame,
+		.frame_complete = -1,
+	};
+
+	w_begin(w, &s, sizeof(s));
+	w_str(w, name);
+	w_end(w);
+}
 
 static void add_thread(struct mapw *w, uint64_t t, uint32_t tid, uint64_t jt,
 		       uint32_t flags, const char *name)

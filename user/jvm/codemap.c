@@ -6,13 +6,14 @@
  * at any time, so nothing is ever used in place: every update preads the
  * bytes between the last position and the published write_pos into a
  * private buffer, validates each record completely and only then copies
- * what it keeps into our own structures (strings interned): the records
- * are parsed in codemap_records.c.
+ * what it keeps into our own structures (strings interned).
  *
- * Blob index: blobs sorted by (start, load time) in an implicit balanced
- * tree over the sorted array, each node holding the greatest end of its
- * subtree, so "which blobs ever covered pc" costs O(log n + hits) even when
- * the same addresses were reused by several blobs over time.
+ * This file is the reader's public API and the file part of it: opening
+ * and checking a map, reading what the writer appended, following it to
+ * each new generation, the budgets and the one line of a failed map. Each
+ * whole record goes to the tables (codemap_tables.h), which hold the
+ * method store (codemap_methods.h): calls go file -> tables -> store,
+ * never back; a part below reports a failure by its return and its why.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,14 +29,48 @@
 #include <unistd.h>
 
 #include "util/clock.h"
-#include "jvm/codemap_internal.h"
+#include "jvm/codemap_tables.h"
 #include "util/err.h"
 #include "util/safe_open.h"
 
 #define CM_FILE_LIMIT		(256ull << 20)	/* refuse bigger map files */
 #define CM_CHUNK		(1u << 20)	/* pread granularity */
-#define CM_TIME_NOW		(UINT64_MAX - 1)
 #define CM_PRUNE_EVERY_NS	1000000000ull
+
+struct codemap {
+	int fd;
+	pid_t pid;			/* host pid, for messages; 0 unknown */
+	char *path;			/* for messages */
+	bool failed;
+	int errnum;
+	char err[512];
+
+	struct cm_file_header hdr;	/* last validated copy */
+	uint64_t pos;			/* next record offset */
+
+	/* generations (codemap_format.h): the path is opened again at a
+	 * handover; vbase is where this file's records start in the tap's
+	 * one stream */
+	char *root;			/* NULL: not opened by path, no follow */
+	char *rel;
+	uint64_t vbase;
+	bool reconcile;			/* a snapshot read, not reconciled */
+	uint64_t retain_ns;		/* 0: keep everything */
+	uint64_t last_prune_ns;
+	uint64_t loss_told;		/* codemap__loss_news() */
+	uint64_t at_ns;			/* codemap__set_decode_time() */
+
+	uint8_t *buf;			/* records being read */
+	size_t bufcap;
+
+	codemap_tap_fn tap;		/* raw recordings: bytes as consumed */
+	void *tap_ctx;
+
+	/* the file's part of the stats; codemap__stats() adds the rest */
+	struct codemap_stats stats;
+	struct cm_budget budget;
+	struct cm_tables t;		/* what the records made */
+};
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -52,7 +87,13 @@ static int fail_line(char *err, size_t errlen, int ret, const char *path,
 			path, why);
 }
 
-int cm_fail(struct codemap *cm, int errnum, const char *fmt, ...)
+/*
+ * Disable the map: cm->err gets one line naming the file, what (fmt) and
+ * what is lost. The first failure stays. Returns -errnum (-cm->errnum once
+ * failed).
+ */
+__attribute__((format(printf, 3, 4)))
+static int cm_fail(struct codemap *cm, int errnum, const char *fmt, ...)
 {
 	char what[320];
 	va_list ap;
@@ -68,16 +109,10 @@ int cm_fail(struct codemap *cm, int errnum, const char *fmt, ...)
 	return -errnum;
 }
 
-void cm_capped(struct codemap *cm, const char *fmt, ...)
+/* a failure of the tables (err: -errno), the map's */
+static int tables_fail(struct codemap *cm, int err)
 {
-	va_list ap;
-
-	cm->stats.capped++;
-	if (cm->capmsg[0])
-		return;
-	va_start(ap, fmt);
-	vsnprintf(cm->capmsg, sizeof(cm->capmsg), fmt, ap);
-	va_end(ap);
+	return cm_fail(cm, -err, "%s", cm->t.why);
 }
 
 void codemap__limits_default(struct codemap_limits *out)
@@ -94,136 +129,12 @@ void codemap__limits_default(struct codemap_limits *out)
 void codemap__set_limits(struct codemap *cm, const struct codemap_limits *l)
 {
 	if (cm && l)
-		cm->lim = *l;
+		cm->budget.lim = *l;
 }
 
 const char *codemap__capped(const struct codemap *cm)
 {
-	return cm && cm->capmsg[0] ? cm->capmsg : NULL;
-}
-
-/* ---- blob index ---------------------------------------------------------- */
-
-static int blob_cmp(const void *a, const void *b)
-{
-	const struct cm_blob *x = *(struct cm_blob *const *)a;
-	const struct cm_blob *y = *(struct cm_blob *const *)b;
-
-	if (x->b.start != y->b.start)
-		return x->b.start < y->b.start ? -1 : 1;
-	if (x->b.load_ns != y->b.load_ns)
-		return x->b.load_ns < y->b.load_ns ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static uint64_t build_maxend(struct codemap *cm, size_t lo, size_t hi)
-{
-	size_t mid;
-	uint64_t m, l, r;
-
-	if (lo >= hi)
-		return 0;
-	mid = lo + (hi - lo) / 2;
-	m = cm->sorted[mid]->b.end;
-	l = build_maxend(cm, lo, mid);
-	r = build_maxend(cm, mid + 1, hi);
-	if (l > m)
-		m = l;
-	if (r > m)
-		m = r;
-	cm->maxend[mid] = m;
-	return m;
-}
-
-static int reindex(struct codemap *cm)
-{
-	size_t nnew = cm->nblobs - cm->nsorted, i = 0, j = 0, k = 0;
-	struct cm_blob **fresh, **merged;
-	uint64_t *maxend;
-
-	if (!nnew)
-		return 0;
-	fresh = malloc(nnew * sizeof(*fresh));
-	merged = malloc(cm->nblobs * sizeof(*merged));
-	maxend = malloc(cm->nblobs * sizeof(*maxend));
-	if (!fresh || !merged || !maxend) {
-		free(fresh);
-		free(merged);
-		free(maxend);
-		return cm_fail(cm, ENOMEM, "out of memory");
-	}
-	memcpy(fresh, cm->blobs + cm->nsorted, nnew * sizeof(*fresh));
-	qsort(fresh, nnew, sizeof(*fresh), blob_cmp);
-	while (i < cm->nsorted && j < nnew)
-		merged[k++] = blob_cmp(&cm->sorted[i], &fresh[j]) <= 0 ?
-			      cm->sorted[i++] : fresh[j++];
-	while (i < cm->nsorted)
-		merged[k++] = cm->sorted[i++];
-	while (j < nnew)
-		merged[k++] = fresh[j++];
-	free(fresh);
-	free(cm->sorted);
-	free(cm->maxend);
-	cm->sorted = merged;
-	cm->maxend = maxend;
-	cm->nsorted = cm->nblobs;
-	build_maxend(cm, 0, cm->nsorted);
-	return 0;
-}
-
-/*
- * A lookup looks at every blob whose range holds pc (of any time): a real
- * JVM's code cache has a few at one pc (code unloaded and its address
- * reused within the retention). A map whose blobs pile up over one pc (a
- * forged one) would make each sample's lookup walk them all: past this
- * many the lookup gives up (counted, stats.find_cut) and the pc is
- * unknown code.
- */
-#define CM_FIND_MAX		4096u
-
-struct find_ctx {
-	uint64_t pc, t;
-	uint32_t left;			/* blobs holding pc it may look at */
-	bool cut;			/* there were more */
-	const struct cm_blob *exact;	/* newest whose lifetime holds t */
-	const struct cm_blob *later;	/* oldest loaded after t */
-};
-
-static bool newer(const struct cm_blob *a, const struct cm_blob *b)
-{
-	return a->b.load_ns != b->b.load_ns ? a->b.load_ns > b->b.load_ns :
-					      a->seq > b->seq;
-}
-
-static void find_visit(const struct codemap *cm, size_t lo, size_t hi,
-		       struct find_ctx *f)
-{
-	while (lo < hi && !f->cut) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct cm_blob *b = cm->sorted[mid];
-
-		if (cm->maxend[mid] <= f->pc)
-			return;		/* nothing in this subtree reaches pc */
-		find_visit(cm, lo, mid, f);
-		if (b->b.start > f->pc || f->cut)
-			return;		/* the right side starts later still */
-		if (f->pc < b->b.end) {
-			if (!f->left) {
-				f->cut = true;
-				return;
-			}
-			f->left--;
-			if (b->b.load_ns <= f->t && f->t < b->b.unload_ns) {
-				if (!f->exact || newer(b, f->exact))
-					f->exact = b;
-			} else if (b->b.load_ns > f->t &&
-				   f->t != CM_TIME_NOW) {
-				if (!f->later || newer(f->later, b))
-					f->later = b;
-			}
-		}
-		lo = mid + 1;
-	}
+	return cm && cm->budget.msg[0] ? cm->budget.msg : NULL;
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -327,6 +238,22 @@ static int read_at(struct codemap *cm, void *dst, size_t n, uint64_t off)
 	return 0;
 }
 
+/* a record at at was applied: what the reader holds is within its
+ * budget (O(1) to sum) */
+static int counted(struct codemap *cm, const struct cm_rec_hdr *h,
+		   uint64_t at)
+{
+	if (codemap__mem_bytes(cm) > cm->budget.lim.mem)
+		return cm_fail(cm, EFBIG,
+			       "exceeds %zu MiB of the recorder's memory (refused)",
+			       cm->budget.lim.mem >> 20);
+	cm->stats.records++;
+	cm->stats.bytes = at + h->len;
+	if (h->time_ns > cm->stats.last_record_ns)
+		cm->stats.last_record_ns = h->time_ns;
+	return 0;
+}
+
 /* read and apply the whole records of the next chunk below wp */
 static int read_chunk(struct codemap *cm, uint64_t wp)
 {
@@ -363,7 +290,9 @@ static int read_chunk(struct codemap *cm, uint64_t wp)
 				return err;
 			want = rh.len;
 		}
-		if ((err = cm_parse_record(cm, cm->buf + p, rh.len, at)))
+		if ((err = cm_tables__apply(&cm->t, cm->buf + p, rh.len, at)))
+			return tables_fail(cm, err);
+		if ((err = counted(cm, &rh, at)))
 			return err;
 		p += rh.len;
 	}
@@ -464,82 +393,20 @@ static int follow(struct codemap *cm)
 			       "generation %" PRIu64 " is not of this writer (refused)",
 			       h.generation);
 	}
-	cm_ids_reset(cm);
-	cm_methods_unseen(cm);
+	cm_tables__next_generation(&cm->t);
 	cm->stats.gens_missed += h.generation - cm->hdr.generation - 1;
 	cm->stats.handovers++;
 	cm->vbase += cm->pos - CM_HEADER_SIZE;
 	close(cm->fd);
 	cm->fd = fd;
 	cm->pos = CM_HEADER_SIZE;
-	cm->epoch++;
 	cm->reconcile = true;
 	return 1;
 }
 
-/* the live CODE chains and the stub table, from the blobs alive now */
-static int relink(struct codemap *cm)
-{
-	u64map__free(&cm->live);
-	u64map__free(&cm->stubs);
-	for (size_t i = 0; i < cm->nblobs; i++) {
-		struct cm_blob *b = cm->blobs[i];
-
-		b->shadow = NULL;
-		if (b->b.unload_ns != UINT64_MAX)
-			continue;
-		if (b->b.type == CODEMAP_BLOB_STUB) {
-			if (u64map_put(&cm->stubs, CM_STUB_KEY(b->b.start, b->b.end), b))
-				return cm_fail(cm, ENOMEM, "out of memory");
-			continue;
-		}
-		b->shadow = u64map_get(&cm->live, b->b.start);
-		if (u64map_put(&cm->live, b->b.start, b))
-			return cm_fail(cm, ENOMEM, "out of memory");
-	}
-	return 0;
-}
-
-/*
- * A snapshot was read whole: what this reader holds as alive and the
- * snapshot did not have died by its time (its unload record was dropped,
- * or was in a generation the reader missed).
- */
-static int reconcile(struct codemap *cm)
-{
-	uint64_t t = cm->hdr.gen_start_ns;
-	bool changed = false;
-
-	cm->reconcile = false;
-	for (size_t i = 0; i < cm->nblobs; i++) {
-		struct cm_blob *b = cm->blobs[i];
-
-		if (b->epoch == cm->epoch || b->b.unload_ns != UINT64_MAX)
-			continue;
-		b->b.unload_ns = t > b->b.load_ns ? t : b->b.load_ns;
-		cm->stats.reconciled++;
-		changed = true;
-	}
-	for (size_t i = 0; i < cm->nthreads; i++) {
-		struct cm_thr *th = cm->threads[i];
-
-		if (th->epoch == cm->epoch || th->t.end_ns != UINT64_MAX)
-			continue;
-		th->t.end_ns = t > th->t.start_ns ? t : th->t.start_ns;
-		cm->nlive--;
-		cm->stats.reconciled++;
-		if (cm->thread_fn)
-			cm->thread_fn(cm->thread_ctx, &th->t, false);
-	}
-	cm_methods_reconcile(cm, t);
-	if (cm->failed)
-		return -cm->errnum;
-	return changed ? relink(cm) : 0;
-}
-
 int codemap__update(struct codemap *cm)
 {
-	int err;
+	int err, ret;
 
 	if (!cm)
 		return -EINVAL;
@@ -554,11 +421,19 @@ int codemap__update(struct codemap *cm)
 			break;
 		err = read_current(cm);
 	}
-	if (!err && cm->reconcile && cm->pos >= cm->hdr.snapshot_end)
-		err = reconcile(cm);
+	/* the snapshot read whole: what it did not have died by its time
+	 * (its unload record was dropped, or in a generation missed) */
+	if (!err && cm->reconcile && cm->pos >= cm->hdr.snapshot_end) {
+		cm->reconcile = false;
+		if ((ret = cm_tables__reconcile(&cm->t, cm->hdr.gen_start_ns)))
+			err = tables_fail(cm, ret);
+	}
 	/* index what was read, even up to a bad record */
-	if (reindex(cm) && !err)
-		err = -cm->errnum;
+	if ((ret = cm_tables__index(&cm->t))) {
+		ret = tables_fail(cm, ret);
+		if (!err)
+			err = ret;
+	}
 	if (!err && cm->retain_ns) {
 		uint64_t now = clock__mono_ns();
 
@@ -585,66 +460,16 @@ void codemap__set_retention(struct codemap *cm, uint64_t retain_ns)
 
 void codemap__prune(struct codemap *cm, uint64_t before)
 {
-	size_t k, freed = 0;
-	long nm;
+	long freed;
 
 	if (!cm || cm->failed)
 		return;
-	if (before > cm->pruned_before)
-		cm->pruned_before = before;
-	k = 0;
-	for (size_t i = 0; i < cm->nblobs; i++) {
-		struct cm_blob *b = cm->blobs[i];
-
-		if (b->b.unload_ns != UINT64_MAX && b->b.unload_ns < before) {
-			cm->mem -= b->size;
-			free(b);
-			continue;
-		}
-		cm->blobs[k++] = b;
-	}
-	if (k != cm->nblobs) {
-		freed += cm->nblobs - k;
-		cm->nblobs = k;
-		free(cm->sorted);
-		free(cm->maxend);
-		cm->sorted = NULL;
-		cm->maxend = NULL;
-		cm->nsorted = 0;
-		if (relink(cm) || reindex(cm))
-			return;
-	}
-	k = 0;
-	for (size_t i = 0; i < cm->nthreads; i++) {
-		struct cm_thr *th = cm->threads[i];
-
-		if (th->t.end_ns != UINT64_MAX && th->t.end_ns < before) {
-			cm->mem -= cm_alloc_bytes(sizeof(*th));
-			free(th);
-			continue;
-		}
-		cm->threads[k++] = th;
-	}
-	if (k != cm->nthreads) {
-		freed += cm->nthreads - k;
-		cm->nthreads = k;
-		u64map__free(&cm->thash);
-		for (size_t i = 0; i < k; i++) {
-			struct cm_thr *th = cm->threads[i];
-
-			th->older = u64map_get(&cm->thash, th->t.tid);
-			th->depth = th->older ? th->older->depth + 1 : 1;
-			if (u64map_put(&cm->thash, th->t.tid, th)) {
-				cm_fail(cm, ENOMEM, "out of memory");
-				return;
-			}
-		}
-	}
-	nm = cm_methods_prune(cm, before);
-	if (nm < 0)
+	freed = cm_tables__prune(&cm->t, before);
+	if (freed < 0) {
+		tables_fail(cm, (int)freed);
 		return;
-	freed += (size_t)nm;
-	cm->stats.pruned += freed;
+	}
+	cm->stats.pruned += (uint64_t)freed;
 }
 
 /* ---- open ---------------------------------------------------------------- */
@@ -674,7 +499,8 @@ static struct codemap *codemap_new(int fd, const char *display, pid_t pid)
 	cm->pid = pid;
 	cm->path = strdup(display);
 	cm->pos = CM_HEADER_SIZE;
-	codemap__limits_default(&cm->lim);
+	codemap__limits_default(&cm->budget.lim);
+	cm_tables__init(&cm->t, &cm->budget);
 	if (!cm->path) {
 		cm->fd = -1;
 		codemap__free(cm);
@@ -1036,20 +862,7 @@ void codemap__free(struct codemap *cm)
 		return;
 	if (cm->fd >= 0)
 		close(cm->fd);
-	cm_store_free(cm);
-	for (size_t i = 0; i < cm->nblobs; i++)
-		free(cm->blobs[i]);
-	for (size_t i = 0; i < cm->nthreads; i++)
-		free(cm->threads[i]);
-	free(cm->blobs);
-	free(cm->sorted);
-	free(cm->maxend);
-	free(cm->threads);
-	cm_ids_reset(cm);
-	free(cm->lbuf);
-	u64map__free(&cm->live);
-	u64map__free(&cm->thash);
-	u64map__free(&cm->stubs);
+	cm_tables__free(&cm->t);
 	free(cm->root);
 	free(cm->rel);
 	free(cm->buf);
@@ -1086,22 +899,22 @@ const char *codemap__path(const struct codemap *cm)
 
 const struct cm_vm_consts *codemap__vm(const struct codemap *cm)
 {
-	return cm && cm->have_vm ? &cm->vm : NULL;
+	return cm && cm->t.have_vm ? &cm->t.vm : NULL;
 }
 
 const struct cm_cont *codemap__cont(const struct codemap *cm)
 {
-	return cm && cm->have_cont ? &cm->cont : NULL;
+	return cm && cm->t.have_cont ? &cm->t.cont : NULL;
 }
 
 uint32_t codemap__jdk_major(const struct codemap *cm)
 {
-	return cm && cm->have_vm ? cm->jdk_major : 0;
+	return cm && cm->t.have_vm ? cm->t.jdk_major : 0;
 }
 
 const char *codemap__vm_version(const struct codemap *cm)
 {
-	return cm && cm->have_vm ? cm->vm_version : NULL;
+	return cm && cm->t.have_vm ? cm->t.vm_version : NULL;
 }
 
 const struct codemap_method *codemap__method(const struct codemap *cm,
@@ -1109,7 +922,7 @@ const struct codemap_method *codemap__method(const struct codemap *cm,
 {
 	if (!codemap__ok(cm))
 		return NULL;
-	return cm_method_get(cm, method, cm->at_ns, NULL);
+	return cm_store__get(&cm->t.store, method, cm->at_ns, NULL);
 }
 
 const struct codemap_method *codemap__method_timeless(const struct codemap *cm,
@@ -1119,12 +932,12 @@ const struct codemap_method *codemap__method_timeless(const struct codemap *cm,
 	*timeless = false;
 	if (!codemap__ok(cm))
 		return NULL;
-	return cm_method_get(cm, method, cm->at_ns, timeless);
+	return cm_store__get(&cm->t.store, method, cm->at_ns, timeless);
 }
 
 uint64_t codemap__methods_stamp(const struct codemap *cm)
 {
-	return cm ? cm->mgen : 0;
+	return cm ? cm_store__stamp(&cm->t.store) : 0;
 }
 
 void codemap__set_decode_time(struct codemap *cm, uint64_t t)
@@ -1133,95 +946,21 @@ void codemap__set_decode_time(struct codemap *cm, uint64_t t)
 		cm->at_ns = t;
 }
 
-int codemap_method__line(const struct codemap_method *m, int bci)
-{
-	uint32_t lo = 0, hi;
-
-	if (!m || bci < 0 || !m->n_lines)
-		return -1;
-	/* greatest start bci <= bci */
-	hi = m->n_lines;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (m->lines[mid].bci <= (uint32_t)bci)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? (int)m->lines[lo - 1].line : -1;
-}
-
+/* the lookups of the tables, with nothing between: tail calls */
 const struct codemap_blob *codemap__find(const struct codemap *cm,
 					 uint64_t pc, uint64_t t)
 {
-	struct find_ctx f = { .pc = pc, .t = t ? t : CM_TIME_NOW,
-			      .left = CM_FIND_MAX };
-
-	if (!codemap__ok(cm) || !cm->nsorted)
+	if (!codemap__ok(cm))
 		return NULL;
-	find_visit(cm, 0, cm->nsorted, &f);
-	if (f.cut) {
-		/* lookups leave the map as it is, but for this count */
-		((struct codemap *)cm)->stats.find_cut++;
-		return NULL;
-	}
-	/*
-	 * Nothing alive at t: JVMTI posts CompiledMethodLoad after the code
-	 * was installed (and may already run), so the earliest blob loaded
-	 * after t is what was there; unless t is before what was pruned,
-	 * when the blob that was there may be gone.
-	 */
-	if (!f.exact && f.later && f.t < cm->pruned_before)
-		return NULL;
-	return f.exact ? &f.exact->b : f.later ? &f.later->b : NULL;
-}
-
-const struct codemap_pcdesc *codemap_blob__pcdesc(const struct codemap_blob *b,
-						  uint64_t pc)
-{
-	uint64_t off;
-	uint32_t lo = 0, hi;
-
-	if (!b || pc < b->start || !b->n_pcs)
-		return NULL;
-	off = pc - b->start;
-	if (off > UINT32_MAX)
-		return NULL;
-	hi = b->n_pcs;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (b->pcs[mid].pc_off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < b->n_pcs ? &b->pcs[lo] : NULL;
+	return cm_tables__find(&cm->t, pc, t);
 }
 
 const struct codemap_thread *codemap__thread(const struct codemap *cm,
 					     uint32_t tid, uint64_t t)
 {
-	const struct cm_thr *th, *later = NULL;
-
 	if (!codemap__ok(cm))
 		return NULL;
-	th = u64map_get(&cm->thash, tid);
-	if (!t) {
-		for (; th; th = th->older)
-			if (th->t.end_ns == UINT64_MAX)
-				return &th->t;
-		return NULL;
-	}
-	for (; th; th = th->older) {
-		if (th->t.start_ns <= t && t < th->t.end_ns)
-			return &th->t;
-		/* started after t: its start event came late, see find() */
-		if (th->t.start_ns > t)
-			later = th;
-	}
-	return later ? &later->t : NULL;
+	return cm_tables__thread(&cm->t, tid, t);
 }
 
 void codemap__stats(const struct codemap *cm, struct codemap_stats *out)
@@ -1229,8 +968,20 @@ void codemap__stats(const struct codemap *cm, struct codemap_stats *out)
 	if (!out)
 		return;
 	memset(out, 0, sizeof(*out));
-	if (cm)
-		*out = cm->stats;
+	if (!cm)
+		return;
+	*out = cm->stats;
+	out->methods = cm->t.store.added;
+	out->blobs = cm->t.n.blobs;
+	out->stubs = cm->t.n.stubs;
+	out->threads = cm->t.n.threads;
+	out->unloads = cm->t.n.unloads;
+	out->reconciled = cm->t.n.reconciled;
+	out->strings = cm->t.n.strings;
+	out->classes = cm->t.n.classes;
+	out->find_cut = cm->t.n.find_cut;
+	out->capped = cm->budget.capped;
+	out->steps = cm->budget.steps;
 }
 
 bool codemap__loss_news(struct codemap *cm, uint64_t *n)
@@ -1239,22 +990,12 @@ bool codemap__loss_news(struct codemap *cm, uint64_t *n)
 
 	if (!cm)
 		return false;
-	lost = cm->stats.dropped + cm->stats.gens_missed + cm->stats.reconciled;
+	lost = cm->stats.dropped + cm->stats.gens_missed + cm->t.n.reconciled;
 	*n = lost;
 	if (!lost || lost < 2 * cm->loss_told || lost == cm->loss_told)
 		return false;
 	cm->loss_told = lost;
 	return true;
-}
-
-static size_t arr_bytes(size_t cap, size_t elem)
-{
-	return cap ? cm_alloc_bytes(cap * elem) : 0;
-}
-
-static size_t map_bytes(const struct u64map *m)
-{
-	return m->cap ? 2 * cm_alloc_bytes(m->cap * sizeof(uint64_t)) : 0;
 }
 
 size_t codemap__mem_bytes(const struct codemap *cm)
@@ -1263,47 +1004,41 @@ size_t codemap__mem_bytes(const struct codemap *cm)
 		return 0;
 	/* as the allocator holds it: what is read is kept in our own
 	 * structures, the read buffer goes after each update */
-	return cm_alloc_bytes(sizeof(*cm)) + cm->mem + cm_store_bytes(cm) +
-	       arr_bytes(cm->capb, sizeof(*cm->blobs)) +
-	       arr_bytes(cm->nsorted, sizeof(*cm->sorted)) +
-	       arr_bytes(cm->nsorted, sizeof(*cm->maxend)) +
-	       arr_bytes(cm->capt, sizeof(*cm->threads)) +
-	       map_bytes(&cm->live) + map_bytes(&cm->thash) +
-	       map_bytes(&cm->stubs) + cm_ids_bytes(cm) +
-	       arr_bytes(cm->lbufcap, sizeof(*cm->lbuf)) +
-	       arr_bytes(cm->bufcap, 1);
+	return cm_alloc_bytes(sizeof(*cm)) + cm_tables__bytes(&cm->t) +
+	       cm_arr_bytes(cm->bufcap, 1);
 }
 
 size_t codemap__nblobs(const struct codemap *cm)
 {
-	return cm ? cm->nblobs : 0;
+	return cm ? cm->t.nblobs : 0;
 }
 
 const struct codemap_blob *codemap__blob_at(const struct codemap *cm, size_t i)
 {
-	return cm && i < cm->nblobs ? &cm->blobs[i]->b : NULL;
+	return cm && i < cm->t.nblobs ? &cm->t.blobs[i]->b : NULL;
 }
 
 size_t codemap__nmethods(const struct codemap *cm)
 {
-	return cm ? cm->nmethods : 0;
+	return cm ? cm_store__count(&cm->t.store) : 0;
 }
 
 const struct codemap_method *codemap__method_at(const struct codemap *cm,
 						size_t i)
 {
-	return cm && i < cm->nmethods ? cm_method_at(cm, i) : NULL;
+	return cm && i < cm_store__count(&cm->t.store) ?
+	       cm_store__at(&cm->t.store, i) : NULL;
 }
 
 size_t codemap__nthreads(const struct codemap *cm)
 {
-	return cm ? cm->nthreads : 0;
+	return cm ? cm->t.nthreads : 0;
 }
 
 const struct codemap_thread *codemap__thread_at(const struct codemap *cm,
 						size_t i)
 {
-	return cm && i < cm->nthreads ? &cm->threads[i]->t : NULL;
+	return cm && i < cm->t.nthreads ? &cm->t.threads[i]->t : NULL;
 }
 
 uint64_t codemap__pos(const struct codemap *cm)
@@ -1314,14 +1049,7 @@ uint64_t codemap__pos(const struct codemap *cm)
 void codemap__set_thread_cb(struct codemap *cm, codemap_thread_fn fn,
 			    void *ctx)
 {
-	cm->thread_fn = fn;
-	cm->thread_ctx = ctx;
-	if (!fn)
-		return;
-	/* the threads read so far, latest state of each */
-	for (size_t i = 0; i < cm->nthreads; i++)
-		fn(ctx, &cm->threads[i]->t,
-		   cm->threads[i]->t.end_ns == UINT64_MAX);
+	cm_tables__set_thread_cb(&cm->t, fn, ctx);
 }
 
 int codemap__set_tap(struct codemap *cm, codemap_tap_fn fn, void *ctx)

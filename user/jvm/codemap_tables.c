@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Record parsing of the code map reader (codemap_internal.h): each record
- * is validated completely, in the private copy codemap.c read, and only
- * then is what it keeps copied into the reader's own structures (strings
- * interned).
+ * The tables of the code map reader (codemap_tables.h): each record is
+ * validated completely, in the private copy codemap.c read, and only
+ * then is what it keeps copied into the tables (strings interned, methods
+ * in the method store).
+ *
+ * Blob index: blobs sorted by (start, load time) in an implicit balanced
+ * tree over the sorted array, each node holding the greatest end of its
+ * subtree, so "which blobs ever covered pc" costs O(log n + hits) even when
+ * the same addresses were reused by several blobs over time.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/array.h"
-#include "jvm/codemap_internal.h"
+#include "jvm/codemap_tables.h"
 
 #define CM_MAX_DEPTH		1024u		/* inline frames per pc */
 #define CM_MAX_BLOB_SIZE	(1ull << 30)
@@ -21,6 +28,9 @@
 
 /* "key present, no loaded blob": a live-table value */
 static struct cm_blob cm_none;
+
+/* stubs are told apart by their range (several may share a start) */
+#define CM_STUB_KEY(start, end)	((start) ^ ((end) * 0x9E3779B97F4A7C15ull))
 
 struct rd {
 	const uint8_t *p;
@@ -49,9 +59,27 @@ static bool rd_end_ok(const struct rd *r)
 	return ALIGN_UP(r->off, 8) == r->len;
 }
 
-static const char *intern(struct codemap *cm, const char *s, uint16_t n)
+/* a failure: why (one line: fmt), -errnum */
+__attribute__((format(printf, 3, 4)))
+static int fail(struct cm_tables *tb, int errnum, const char *fmt, ...)
 {
-	return cm_intern(cm, s, n);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tb->why, sizeof(tb->why), fmt, ap);
+	va_end(ap);
+	return -errnum;
+}
+
+/* a failure of the store (err: 0 or -errno) as one of ours */
+static int store_err(struct cm_tables *tb, int err)
+{
+	return err ? fail(tb, -err, "%s", tb->store.why) : 0;
+}
+
+static const char *intern(struct cm_tables *tb, const char *s, uint16_t n)
+{
+	return cm_store__intern(&tb->store, s, n);
 }
 
 static bool off_ok(int32_t v)
@@ -109,9 +137,9 @@ static const char *check_consts(const struct cm_vm_consts *c)
 	return NULL;
 }
 
-#define BAD(...) cm_fail(cm, EINVAL, "record at offset %" PRIu64 ": " __VA_ARGS__)
+#define BAD(...) fail(tb, EINVAL, "record at offset %" PRIu64 ": " __VA_ARGS__)
 
-static int parse_vm(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_vm(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 		    uint64_t at)
 {
 	struct cm_vm v;
@@ -143,31 +171,31 @@ static int parse_vm(struct codemap *cm, const uint8_t *p, uint32_t len,
 	why = check_consts(&v.c);
 	if (why)
 		return BAD("VM record has %s", at, why);
-	if (cm->have_vm) {
+	if (tb->have_vm) {
 		/* a repeated VM record must say the same */
-		if (v.jdk_major != cm->jdk_major ||
-		    memcmp(&v.c, &cm->vm, sizeof(v.c)))
+		if (v.jdk_major != tb->jdk_major ||
+		    memcmp(&v.c, &tb->vm, sizeof(v.c)))
 			return BAD("a second VM record differs from the first",
 				   at);
 		return 0;
 	}
-	cm->vm_version = intern(cm, s, n);
-	if (!cm->vm_version)
-		return cm_fail(cm, ENOMEM, "out of memory");
-	cm->vm = v.c;
-	cm->jdk_major = v.jdk_major;
-	cm->have_vm = true;
+	tb->vm_version = intern(tb, s, n);
+	if (!tb->vm_version)
+		return fail(tb, ENOMEM, "out of memory");
+	tb->vm = v.c;
+	tb->jdk_major = v.jdk_major;
+	tb->have_vm = true;
 	return 0;
 }
 
-/* room in cm->lbuf for n lines; 0 or -ENOMEM */
-static int cm_lines_room(struct codemap *cm, size_t n)
+/* room in tb->lbuf for n lines; 0 or -ENOMEM */
+static int lines_room(struct cm_tables *tb, size_t n)
 {
-	return array__grow((void **)&cm->lbuf, &cm->lbufcap, n ? n : 1,
-			  sizeof(*cm->lbuf));
+	return array__grow((void **)&tb->lbuf, &tb->lbufcap, n ? n : 1,
+			  sizeof(*tb->lbuf));
 }
 
-static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_method(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 			uint64_t at, uint64_t t)
 {
 	struct cm_method rec;
@@ -203,35 +231,35 @@ static int parse_method(struct codemap *cm, const uint8_t *p, uint32_t len,
 			   at);
 
 	for (int i = 0; i < 4; i++)
-		if (cm_str_num(cm, s[i], n[i], &num[i]))
-			return cm_fail(cm, ENOMEM, "out of memory");
+		if (cm_store__str_num(&tb->store, s[i], n[i], &num[i]))
+			return fail(tb, ENOMEM, "out of memory");
 	m = (struct cm_mdesc){
 		.method = rec.method, .const_method = rec.const_method,
 		.name = num[1], .sig = num[2], .modifiers = rec.modifiers,
 		.flags = rec.flags, .n_lines = rec.n_lines,
 	};
-	if (cm_class_num(cm, num[0], num[3], &m.klass))
-		return cm_fail(cm, ENOMEM, "out of memory");
+	if (cm_store__class_num(&tb->store, num[0], num[3], &m.klass))
+		return fail(tb, ENOMEM, "out of memory");
 	/* the table may sit unaligned in the record: copied out first */
-	if (cm_lines_room(cm, rec.n_lines))
-		return cm_fail(cm, ENOMEM, "out of memory");
+	if (lines_room(tb, rec.n_lines))
+		return fail(tb, ENOMEM, "out of memory");
 	if (rec.n_lines)
-		memcpy(cm->lbuf, p + r.off - (size_t)rec.n_lines *
+		memcpy(tb->lbuf, p + r.off - (size_t)rec.n_lines *
 		       sizeof(struct cm_line),
 		       (size_t)rec.n_lines * sizeof(struct cm_line));
-	return cm_method_add(cm, &m, cm->lbuf, t);
+	return store_err(tb, cm_store__add(&tb->store, &m, tb->lbuf, t));
 }
 
-static int add_blob(struct codemap *cm, struct cm_blob *b, size_t size)
+static int add_blob(struct cm_tables *tb, struct cm_blob *b, size_t size)
 {
-	if (array__grow((void **)&cm->blobs, &cm->capb, cm->nblobs + 1,
-		       sizeof(*cm->blobs)))
+	if (array__grow((void **)&tb->blobs, &tb->capb, tb->nblobs + 1,
+		       sizeof(*tb->blobs)))
 		return -ENOMEM;
-	b->seq = cm->stats.records;
+	b->seq = tb->seq;
 	b->size = cm_alloc_bytes(size);
-	b->epoch = cm->epoch;
-	cm->blobs[cm->nblobs++] = b;
-	cm->mem += b->size;
+	b->epoch = tb->epoch;
+	tb->blobs[tb->nblobs++] = b;
+	tb->mem += b->size;
 	return 0;
 }
 
@@ -246,7 +274,7 @@ static int pcdesc_cmp(const void *a, const void *b)
 }
 
 /* the fixed part of a CODE record, and that its arrays can fit */
-static int check_code(struct codemap *cm, const struct cm_code *rec,
+static int check_code(struct cm_tables *tb, const struct cm_code *rec,
 		      uint32_t len, uint64_t at)
 {
 	size_t off = sizeof(*rec);
@@ -281,7 +309,7 @@ static int check_code(struct codemap *cm, const struct cm_code *rec,
 
 /* the bounds of every pc descriptor and its frames; *nframes gets the
  * frames of all of them */
-static int check_pcdescs(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int check_pcdescs(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 			 uint64_t at, const struct cm_code *rec,
 			 size_t *nframes)
 {
@@ -368,7 +396,7 @@ static struct cm_blob *copy_code(const uint8_t *p, const struct cm_code *rec,
 	return b;
 }
 
-static int parse_code(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_code(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 		      uint64_t at, uint64_t t)
 {
 	struct cm_code rec;
@@ -380,8 +408,8 @@ static int parse_code(struct codemap *cm, const uint8_t *p, uint32_t len,
 		return BAD("CODE record of %u bytes is shorter than %zu", at,
 			   len, sizeof(rec));
 	memcpy(&rec, p, sizeof(rec));
-	if ((err = check_code(cm, &rec, len, at)) ||
-	    (err = check_pcdescs(cm, p, len, at, &rec, &nframes)))
+	if ((err = check_code(tb, &rec, len, at)) ||
+	    (err = check_pcdescs(tb, p, len, at, &rec, &nframes)))
 		return err;
 
 	/*
@@ -389,17 +417,18 @@ static int parse_code(struct codemap *cm, const uint8_t *p, uint32_t len,
 	 * the live event) is one blob; two distinct blobs at one start mean
 	 * an unload we have not seen yet, and both are kept.
 	 */
-	prev = u64map_get(&cm->live, rec.start);
+	prev = u64map_get(&tb->live, rec.start);
 	if (prev && prev != &cm_none && prev->b.end == rec.end &&
 	    prev->b.method == rec.method && prev->b.blob == rec.blob &&
 	    prev->b.kind == rec.kind && prev->b.n_pcs == rec.n_pcs &&
 	    prev->b.comp_level == rec.comp_level) {
-		prev->epoch = cm->epoch;
+		prev->epoch = tb->epoch;
 		return 0;
 	}
 
-	if (cm->nblobs >= cm->lim.blobs) {
-		cm_capped(cm, "%u code blobs", cm->lim.blobs);
+	if (tb->nblobs >= tb->budget->lim.blobs) {
+		cm_budget__capped(tb->budget, "%u code blobs",
+				  tb->budget->lim.blobs);
 		return 0;
 	}
 	if (prev && prev != &cm_none) {
@@ -409,10 +438,12 @@ static int parse_code(struct codemap *cm, const uint8_t *p, uint32_t len,
 		uint32_t n = 0;
 
 		for (const struct cm_blob *x = prev; x; x = x->shadow) {
-			cm->stats.steps++;
-			if (++n >= cm->lim.blobs_at_start) {
-				cm_capped(cm, "%u loaded code blobs at one address (0x%" PRIx64 ")",
-					  cm->lim.blobs_at_start, rec.start);
+			tb->budget->steps++;
+			if (++n >= tb->budget->lim.blobs_at_start) {
+				cm_budget__capped(tb->budget,
+						  "%u loaded code blobs at one address (0x%" PRIx64 ")",
+						  tb->budget->lim.blobs_at_start,
+						  rec.start);
 				return 0;
 			}
 		}
@@ -420,7 +451,7 @@ static int parse_code(struct codemap *cm, const uint8_t *p, uint32_t len,
 
 	b = copy_code(p, &rec, nframes, &size);
 	if (!b)
-		return cm_fail(cm, ENOMEM, "out of memory");
+		return fail(tb, ENOMEM, "out of memory");
 	b->b.type = CODEMAP_BLOB_CODE;
 	b->b.kind = rec.kind;
 	b->b.start = rec.start;
@@ -434,17 +465,17 @@ static int parse_code(struct codemap *cm, const uint8_t *p, uint32_t len,
 	b->b.load_ns = t;
 	b->b.unload_ns = UINT64_MAX;
 	b->shadow = prev == &cm_none ? NULL : prev;
-	if (add_blob(cm, b, size) || u64map_put(&cm->live, rec.start, b)) {
-		if (cm->nblobs && cm->blobs[cm->nblobs - 1] == b)
-			cm->nblobs--;
+	if (add_blob(tb, b, size) || u64map_put(&tb->live, rec.start, b)) {
+		if (tb->nblobs && tb->blobs[tb->nblobs - 1] == b)
+			tb->nblobs--;
 		free(b);
-		return cm_fail(cm, ENOMEM, "out of memory");
+		return fail(tb, ENOMEM, "out of memory");
 	}
-	cm->stats.blobs++;
+	tb->n.blobs++;
 	return 0;
 }
 
-static int parse_unload(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_unload(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 			uint64_t at, uint64_t t)
 {
 	struct cm_unload rec;
@@ -454,14 +485,14 @@ static int parse_unload(struct codemap *cm, const uint8_t *p, uint32_t len,
 		return BAD("UNLOAD record has length %u, not %zu", at, len,
 			   sizeof(rec));
 	memcpy(&rec, p, sizeof(rec));
-	cm->stats.unloads++;
-	head = u64map_get(&cm->live, rec.start);
+	tb->n.unloads++;
+	head = u64map_get(&tb->live, rec.start);
 	if (!head || head == &cm_none)
 		return 0;	/* code we never saw loaded (late attach) */
 	/* newest loaded blob at this start with a matching method */
 	/* at most lim.blobs_at_start links (parse_code) */
 	for (link = &head, b = head; b; link = &b->shadow, b = b->shadow,
-	     cm->stats.steps++)
+	     tb->budget->steps++)
 		if (!rec.method || !b->b.method || b->b.method == rec.method)
 			break;
 	if (!b)
@@ -470,12 +501,12 @@ static int parse_unload(struct codemap *cm, const uint8_t *p, uint32_t len,
 	*link = b->shadow;
 	b->shadow = NULL;
 	/* the table holds the chain head; head may have changed */
-	if (u64map_put(&cm->live, rec.start, head ? head : &cm_none))
-		return cm_fail(cm, ENOMEM, "out of memory");
+	if (u64map_put(&tb->live, rec.start, head ? head : &cm_none))
+		return fail(tb, ENOMEM, "out of memory");
 	return 0;
 }
 
-static int parse_stub(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_stub(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 		      uint64_t at, uint64_t t)
 {
 	struct cm_stub rec;
@@ -505,27 +536,28 @@ static int parse_stub(struct codemap *cm, const uint8_t *p, uint32_t len,
 	     (uint64_t)rec.frame_complete > rec.end - rec.start))
 		return BAD("STUB record has frame_complete %d", at,
 			   rec.frame_complete);
-	name = intern(cm, s, n);
+	name = intern(tb, s, n);
 	if (!name)
-		return cm_fail(cm, ENOMEM, "out of memory");
+		return fail(tb, ENOMEM, "out of memory");
 	/* the same stub again (a snapshot, a late attach's enumeration) */
-	prev = u64map_get(&cm->stubs, CM_STUB_KEY(rec.start, rec.end));
+	prev = u64map_get(&tb->stubs, CM_STUB_KEY(rec.start, rec.end));
 	if (prev && (prev->b.start != rec.start || prev->b.end != rec.end))
 		prev = NULL;	/* another range with the same key */
 	if (prev && prev->b.end == rec.end && prev->b.kind == rec.kind &&
 	    prev->b.name == name && prev->b.blob == rec.blob &&
 	    prev->b.frame_size == rec.frame_size &&
 	    prev->b.frame_complete == rec.frame_complete) {
-		prev->epoch = cm->epoch;
+		prev->epoch = tb->epoch;
 		return 0;
 	}
-	if (cm->nblobs >= cm->lim.blobs) {
-		cm_capped(cm, "%u code blobs", cm->lim.blobs);
+	if (tb->nblobs >= tb->budget->lim.blobs) {
+		cm_budget__capped(tb->budget, "%u code blobs",
+				  tb->budget->lim.blobs);
 		return 0;
 	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return cm_fail(cm, ENOMEM, "out of memory");
+		return fail(tb, ENOMEM, "out of memory");
 	b->b.type = CODEMAP_BLOB_STUB;
 	b->b.kind = rec.kind;
 	b->b.start = rec.start;
@@ -537,21 +569,21 @@ static int parse_stub(struct codemap *cm, const uint8_t *p, uint32_t len,
 	b->b.name = name;
 	b->b.load_ns = t;
 	b->b.unload_ns = UINT64_MAX;
-	if (add_blob(cm, b, sizeof(*b)) ||
-	    u64map_put(&cm->stubs, CM_STUB_KEY(rec.start, rec.end), b)) {
-		if (cm->nblobs && cm->blobs[cm->nblobs - 1] == b)
-			cm->nblobs--;
+	if (add_blob(tb, b, sizeof(*b)) ||
+	    u64map_put(&tb->stubs, CM_STUB_KEY(rec.start, rec.end), b)) {
+		if (tb->nblobs && tb->blobs[tb->nblobs - 1] == b)
+			tb->nblobs--;
 		free(b);
-		return cm_fail(cm, ENOMEM, "out of memory");
+		return fail(tb, ENOMEM, "out of memory");
 	}
 	/* another stub over the same range: the old one's code is gone */
 	if (prev && prev->b.unload_ns == UINT64_MAX)
 		prev->b.unload_ns = t < prev->b.load_ns ? prev->b.load_ns : t;
-	cm->stats.stubs++;
+	tb->n.stubs++;
 	return 0;
 }
 
-static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_thread(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 			uint64_t at, uint64_t t)
 {
 	const uint32_t known = CM_THREAD_END | CM_THREAD_VIRTUAL |
@@ -576,19 +608,19 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 			   rec.flags);
 	if (!rec.tid || rec.tid > (1u << 30))
 		return BAD("THREAD record has tid %u", at, rec.tid);
-	cur = u64map_get(&cm->thash, rec.tid);
+	cur = u64map_get(&tb->thash, rec.tid);
 	if (rec.flags & CM_THREAD_END) {
 		/* the tid's records: at most lim.tid_records (below) */
-		for (th = cur; th; th = th->older, cm->stats.steps++)
+		for (th = cur; th; th = th->older, tb->budget->steps++)
 			if (th->t.end_ns == UINT64_MAX &&
 			    (!rec.java_thread || !th->t.java_thread ||
 			     rec.java_thread == th->t.java_thread))
 				break;
 		if (th) {
 			th->t.end_ns = t < th->t.start_ns ? th->t.start_ns : t;
-			cm->nlive--;
-			if (cm->thread_fn)
-				cm->thread_fn(cm->thread_ctx, &th->t, false);
+			tb->nlive--;
+			if (tb->thread_fn)
+				tb->thread_fn(tb->thread_ctx, &th->t, false);
 			return 0;
 		}
 		/* an end without a start (attached late): keep the name */
@@ -597,15 +629,15 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 		   (rec.java_thread || cur->t.flags == rec.flags)) {
 		/* the same live thread reported again (enumerated at start-up
 		 * and by its ThreadStart): one thread, the latest name */
-		const char *name = intern(cm, s, n);
+		const char *name = intern(tb, s, n);
 
 		if (!name)
-			return cm_fail(cm, ENOMEM, "out of memory");
+			return fail(tb, ENOMEM, "out of memory");
 		cur->t.name = name;
 		cur->t.flags = rec.flags;
-		cur->epoch = cm->epoch;
-		if (cm->thread_fn)
-			cm->thread_fn(cm->thread_ctx, &cur->t, true);
+		cur->epoch = tb->epoch;
+		if (tb->thread_fn)
+			tb->thread_fn(tb->thread_ctx, &cur->t, true);
 		return 0;
 	}
 	/*
@@ -614,47 +646,49 @@ static int parse_thread(struct codemap *cm, const uint8_t *p, uint32_t len,
 	 * more when the kernel reuses the tid within the retention), and the
 	 * live threads are held until their end.
 	 */
-	if (cur && cur->depth >= cm->lim.tid_records) {
-		cm_capped(cm, "%u thread records for one thread id (%u)",
-			  cm->lim.tid_records, rec.tid);
+	if (cur && cur->depth >= tb->budget->lim.tid_records) {
+		cm_budget__capped(tb->budget,
+				  "%u thread records for one thread id (%u)",
+				  tb->budget->lim.tid_records, rec.tid);
 		return 0;
 	}
 	if (!(rec.flags & CM_THREAD_END) &&
-	    cm->nlive >= cm->lim.live_threads) {
-		cm_capped(cm, "%u live threads", cm->lim.live_threads);
+	    tb->nlive >= tb->budget->lim.live_threads) {
+		cm_budget__capped(tb->budget, "%u live threads",
+				  tb->budget->lim.live_threads);
 		return 0;
 	}
 	th = calloc(1, sizeof(*th));
 	if (!th)
-		return cm_fail(cm, ENOMEM, "out of memory");
+		return fail(tb, ENOMEM, "out of memory");
 	th->t.tid = rec.tid;
 	th->t.flags = rec.flags & ~CM_THREAD_END;
 	th->t.java_thread = rec.java_thread;
-	th->t.name = intern(cm, s, n);
+	th->t.name = intern(tb, s, n);
 	th->t.start_ns = (rec.flags & CM_THREAD_END) ? 0 : t;
 	th->t.end_ns = (rec.flags & CM_THREAD_END) ? t : UINT64_MAX;
 	th->older = cur;
 	th->depth = cur ? cur->depth + 1 : 1;
-	th->epoch = cm->epoch;
+	th->epoch = tb->epoch;
 	if (!th->t.name ||
-	    array__grow((void **)&cm->threads, &cm->capt, cm->nthreads + 1,
-		       sizeof(*cm->threads)) ||
-	    u64map_put(&cm->thash, rec.tid, th)) {
+	    array__grow((void **)&tb->threads, &tb->capt, tb->nthreads + 1,
+		       sizeof(*tb->threads)) ||
+	    u64map_put(&tb->thash, rec.tid, th)) {
 		free(th);
-		return cm_fail(cm, ENOMEM, "out of memory");
+		return fail(tb, ENOMEM, "out of memory");
 	}
-	cm->threads[cm->nthreads++] = th;
-	cm->mem += cm_alloc_bytes(sizeof(*th));
-	cm->stats.threads++;
+	tb->threads[tb->nthreads++] = th;
+	tb->mem += cm_alloc_bytes(sizeof(*th));
+	tb->n.threads++;
 	if (th->t.end_ns == UINT64_MAX)
-		cm->nlive++;
-	if (cm->thread_fn)
-		cm->thread_fn(cm->thread_ctx, &th->t,
+		tb->nlive++;
+	if (tb->thread_fn)
+		tb->thread_fn(tb->thread_ctx, &th->t,
 			      th->t.end_ns == UINT64_MAX);
 	return 0;
 }
 
-static int parse_cont(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_cont(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 		      uint64_t at)
 {
 	struct cm_cont c;
@@ -677,11 +711,11 @@ static int parse_cont(struct codemap *cm, const uint8_t *p, uint32_t len,
 	    c.entry_cont + 8 > c.entry_size || c.chunk_parent < 8 ||
 	    c.chunk_parent > 1024 || c.pad)
 		return BAD("CONT record has an implausible layout", at);
-	if (cm->have_cont && memcmp(&c.entry_cont, &cm->cont.entry_cont,
+	if (tb->have_cont && memcmp(&c.entry_cont, &tb->cont.entry_cont,
 				    sizeof(c) - sizeof(c.h)))
 		return BAD("a second CONT record differs from the first", at);
-	cm->cont = c;
-	cm->have_cont = true;
+	tb->cont = c;
+	tb->have_cont = true;
 	return 0;
 }
 
@@ -764,29 +798,29 @@ static int idmap_put(struct cm_idmap *m, uint32_t k, uint32_t v)
 	return 0;
 }
 
-void cm_ids_reset(struct codemap *cm)
+static void ids_reset(struct cm_tables *tb)
 {
-	free(cm->sids.kv);
-	free(cm->cids.kv);
-	memset(&cm->sids, 0, sizeof(cm->sids));
-	memset(&cm->cids, 0, sizeof(cm->cids));
+	free(tb->sids.kv);
+	free(tb->cids.kv);
+	memset(&tb->sids, 0, sizeof(tb->sids));
+	memset(&tb->cids, 0, sizeof(tb->cids));
 }
 
-size_t cm_ids_bytes(const struct codemap *cm)
+static size_t ids_bytes(const struct cm_tables *tb)
 {
-	return (cm->sids.cap ? cm_alloc_bytes(cm->sids.cap * sizeof(*cm->sids.kv)) : 0) +
-	       (cm->cids.cap ? cm_alloc_bytes(cm->cids.cap * sizeof(*cm->cids.kv)) : 0);
+	return cm_arr_bytes(tb->sids.cap, sizeof(*tb->sids.kv)) +
+	       cm_arr_bytes(tb->cids.cap, sizeof(*tb->cids.kv));
 }
 
 /* the text of a string id, NULL when not defined */
-static const char *sid_text(const struct codemap *cm, uint64_t id)
+static const char *sid_text(const struct cm_tables *tb, uint64_t id)
 {
 	uint32_t num;
 
-	return idmap_get(&cm->sids, id, &num) ? cm_str(cm, num) : NULL;
+	return idmap_get(&tb->sids, id, &num) ? cm_store__str(&tb->store, num) : NULL;
 }
 
-static int parse_strings(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_strings(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 			 uint64_t at)
 {
 	struct cm_strings rec;
@@ -815,7 +849,7 @@ static int parse_strings(struct codemap *cm, const uint8_t *p, uint32_t len,
 			if (n > CM_STR_MAX)
 				return BAD("STRINGS record's entry %u is %" PRIu64 " bytes long",
 					   at, i, n);
-			old = sid_text(cm, id);
+			old = sid_text(tb, id);
 			if (!apply && old &&
 			    (strlen(old) != n || memcmp(old, r.p, (size_t)n)))
 				return BAD("STRINGS record defines string id %" PRIu64 " again with another text",
@@ -823,11 +857,11 @@ static int parse_strings(struct codemap *cm, const uint8_t *p, uint32_t len,
 			if (apply && !old) {
 				uint32_t num;
 
-				if (cm_str_num(cm, (const char *)r.p, (size_t)n,
+				if (cm_store__str_num(&tb->store, (const char *)r.p, (size_t)n,
 					       &num) ||
-				    idmap_put(&cm->sids, (uint32_t)id, num))
-					return cm_fail(cm, ENOMEM, "out of memory");
-				cm->stats.strings++;
+				    idmap_put(&tb->sids, (uint32_t)id, num))
+					return fail(tb, ENOMEM, "out of memory");
+				tb->n.strings++;
 			}
 			r.p += n;
 		}
@@ -838,7 +872,7 @@ static int parse_strings(struct codemap *cm, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
-static int parse_classes(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_classes(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 			 uint64_t at)
 {
 	struct cm_classes rec;
@@ -865,25 +899,25 @@ static int parse_classes(struct codemap *cm, const uint8_t *p, uint32_t len,
 			if (!id || id > CM_ID_MAX)
 				return BAD("CLASSES record's entry %u has id %" PRIu64,
 					   at, i, id);
-			ns = idmap_get(&cm->sids, name, &nn) ? cm_str(cm, nn) :
+			ns = idmap_get(&tb->sids, name, &nn) ? cm_store__str(&tb->store, nn) :
 			     NULL;
-			if (!ns || !*ns || (src && !idmap_get(&cm->sids, src, &sn)))
+			if (!ns || !*ns || (src && !idmap_get(&tb->sids, src, &sn)))
 				return BAD("CLASSES record's entry %u names string id %" PRIu64 ", not defined or empty",
 					   at, i, ns && *ns ? src : name);
-			if (!src && cm_str_num(cm, "", 0, &sn))
-				return cm_fail(cm, ENOMEM, "out of memory");
+			if (!src && cm_store__str_num(&tb->store, "", 0, &sn))
+				return fail(tb, ENOMEM, "out of memory");
 			/* a class number is its (name, source) */
-			if (cm_class_num(cm, nn, sn, &cn))
-				return cm_fail(cm, ENOMEM, "out of memory");
-			defined = idmap_get(&cm->cids, id, &on);
+			if (cm_store__class_num(&tb->store, nn, sn, &cn))
+				return fail(tb, ENOMEM, "out of memory");
+			defined = idmap_get(&tb->cids, id, &on);
 			if (defined && on != cn)
 				return BAD("CLASSES record defines class id %" PRIu64 " again as another class",
 					   at, id);
 			if (apply && !defined &&
-			    idmap_put(&cm->cids, (uint32_t)id, cn))
-				return cm_fail(cm, ENOMEM, "out of memory");
+			    idmap_put(&tb->cids, (uint32_t)id, cn))
+				return fail(tb, ENOMEM, "out of memory");
 			if (apply && !defined)
-				cm->stats.classes++;
+				tb->n.classes++;
 		}
 		if (!vr_end_ok(&r, p, len))
 			return BAD("CLASSES record has bytes after its %u entries",
@@ -906,8 +940,8 @@ static bool line_step(uint64_t z, uint32_t *prev)
 	return true;
 }
 
-/* entry i of a METHODS record at r into m, its lines into cm->lbuf */
-static int method_entry(struct codemap *cm, struct vr *r,
+/* entry i of a METHODS record at r into m, its lines into tb->lbuf */
+static int method_entry(struct cm_tables *tb, struct vr *r,
 			const struct cm_methods *rec, uint32_t i, uint64_t at,
 			struct cm_mdesc *m)
 {
@@ -926,12 +960,12 @@ static int method_entry(struct codemap *cm, struct vr *r,
 	memset(m, 0, sizeof(*m));
 	m->method = rec->base + d;
 	m->const_method = m->method + (uint64_t)cm_unzigzag(z);
-	if (!idmap_get(&cm->cids, cid, &m->klass))
+	if (!idmap_get(&tb->cids, cid, &m->klass))
 		return BAD("METHODS record's entry %u names class id %" PRIu64 ", not defined",
 			   at, i, cid);
-	if (!idmap_get(&cm->sids, nid, &m->name) ||
-	    !idmap_get(&cm->sids, gid, &m->sig) ||
-	    !(name = cm_str(cm, m->name)) || !(sig = cm_str(cm, m->sig)) ||
+	if (!idmap_get(&tb->sids, nid, &m->name) ||
+	    !idmap_get(&tb->sids, gid, &m->sig) ||
+	    !(name = cm_store__str(&tb->store, m->name)) || !(sig = cm_store__str(&tb->store, m->sig)) ||
 	    !*name || !*sig)
 		return BAD("METHODS record's entry %u names a string id not defined or empty",
 			   at, i);
@@ -949,8 +983,8 @@ static int method_entry(struct codemap *cm, struct vr *r,
 	m->modifiers = (uint32_t)mods;
 	m->flags = (uint32_t)flags;
 	m->n_lines = (uint32_t)nl;
-	if (cm_lines_room(cm, (size_t)nl))
-		return cm_fail(cm, ENOMEM, "out of memory");
+	if (lines_room(tb, (size_t)nl))
+		return fail(tb, ENOMEM, "out of memory");
 	for (uint32_t j = 0; j < m->n_lines; j++) {
 		uint64_t zb, zl;
 
@@ -960,13 +994,13 @@ static int method_entry(struct codemap *cm, struct vr *r,
 		if (!line_step(zb, &bci) || !line_step(zl, &line))
 			return BAD("METHODS record's entry %u's line %u is out of range",
 				   at, i, j);
-		cm->lbuf[j].bci = bci;
-		cm->lbuf[j].line = line;
+		tb->lbuf[j].bci = bci;
+		tb->lbuf[j].line = line;
 	}
 	return 0;
 }
 
-static int parse_methods(struct codemap *cm, const uint8_t *p, uint32_t len,
+static int parse_methods(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 			 uint64_t at, uint64_t t)
 {
 	struct cm_methods rec;
@@ -983,10 +1017,11 @@ static int parse_methods(struct codemap *cm, const uint8_t *p, uint32_t len,
 		struct vr r = { p + sizeof(rec), p + len };
 
 		for (uint32_t i = 0; i < rec.count; i++) {
-			if ((err = method_entry(cm, &r, &rec, i, at, &m)))
+			if ((err = method_entry(tb, &r, &rec, i, at, &m)))
 				return err;
-			if (apply && (err = cm_method_add(cm, &m, cm->lbuf, t)))
-				return err;
+			if (apply && (err = cm_store__add(&tb->store, &m,
+							 tb->lbuf, t)))
+				return store_err(tb, err);
 		}
 		if (!vr_end_ok(&r, p, len))
 			return BAD("METHODS record has bytes after its %u entries",
@@ -995,8 +1030,8 @@ static int parse_methods(struct codemap *cm, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
-int cm_parse_record(struct codemap *cm, const uint8_t *p, uint32_t len,
-		    uint64_t at)
+int cm_tables__apply(struct cm_tables *tb, const uint8_t *p, uint32_t len,
+		     uint64_t at)
 {
 	struct cm_rec_hdr h;
 	int err;
@@ -1004,48 +1039,413 @@ int cm_parse_record(struct codemap *cm, const uint8_t *p, uint32_t len,
 	memcpy(&h, p, sizeof(h));
 	switch (h.type) {
 	case CM_REC_VM:
-		err = parse_vm(cm, p, len, at);
+		err = parse_vm(tb, p, len, at);
 		break;
 	case CM_REC_METHOD:
-		err = parse_method(cm, p, len, at, h.time_ns);
+		err = parse_method(tb, p, len, at, h.time_ns);
 		break;
 	case CM_REC_CODE:
-		err = parse_code(cm, p, len, at, h.time_ns);
+		err = parse_code(tb, p, len, at, h.time_ns);
 		break;
 	case CM_REC_UNLOAD:
-		err = parse_unload(cm, p, len, at, h.time_ns);
+		err = parse_unload(tb, p, len, at, h.time_ns);
 		break;
 	case CM_REC_STUB:
-		err = parse_stub(cm, p, len, at, h.time_ns);
+		err = parse_stub(tb, p, len, at, h.time_ns);
 		break;
 	case CM_REC_THREAD:
-		err = parse_thread(cm, p, len, at, h.time_ns);
+		err = parse_thread(tb, p, len, at, h.time_ns);
 		break;
 	case CM_REC_CONT:
-		err = parse_cont(cm, p, len, at);
+		err = parse_cont(tb, p, len, at);
 		break;
 	case CM_REC_STRINGS:
-		err = parse_strings(cm, p, len, at);
+		err = parse_strings(tb, p, len, at);
 		break;
 	case CM_REC_CLASSES:
-		err = parse_classes(cm, p, len, at);
+		err = parse_classes(tb, p, len, at);
 		break;
 	case CM_REC_METHODS:
-		err = parse_methods(cm, p, len, at, h.time_ns);
+		err = parse_methods(tb, p, len, at, h.time_ns);
 		break;
 	default:
 		return BAD("unknown record type %u", at, h.type);
 	}
-	if (err)
-		return err;
-	/* what this reader holds for the map: O(1) to sum */
-	if (codemap__mem_bytes(cm) > cm->lim.mem)
-		return cm_fail(cm, EFBIG,
-			       "exceeds %zu MiB of the recorder's memory (refused)",
-			       cm->lim.mem >> 20);
-	cm->stats.records++;
-	cm->stats.bytes = at + len;
-	if (h.time_ns > cm->stats.last_record_ns)
-		cm->stats.last_record_ns = h.time_ns;
+	tb->seq++;
+	return err;
+}
+
+/* ---- blob index ------------------------------------------------------------ */
+
+static int blob_cmp(const void *a, const void *b)
+{
+	const struct cm_blob *x = *(struct cm_blob *const *)a;
+	const struct cm_blob *y = *(struct cm_blob *const *)b;
+
+	if (x->b.start != y->b.start)
+		return x->b.start < y->b.start ? -1 : 1;
+	if (x->b.load_ns != y->b.load_ns)
+		return x->b.load_ns < y->b.load_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static uint64_t build_maxend(struct cm_tables *tb, size_t lo, size_t hi)
+{
+	size_t mid;
+	uint64_t m, l, r;
+
+	if (lo >= hi)
+		return 0;
+	mid = lo + (hi - lo) / 2;
+	m = tb->sorted[mid]->b.end;
+	l = build_maxend(tb, lo, mid);
+	r = build_maxend(tb, mid + 1, hi);
+	if (l > m)
+		m = l;
+	if (r > m)
+		m = r;
+	tb->maxend[mid] = m;
+	return m;
+}
+
+int cm_tables__index(struct cm_tables *tb)
+{
+	size_t nnew = tb->nblobs - tb->nsorted, i = 0, j = 0, k = 0;
+	struct cm_blob **fresh, **merged;
+	uint64_t *maxend;
+
+	if (!nnew)
+		return 0;
+	fresh = malloc(nnew * sizeof(*fresh));
+	merged = malloc(tb->nblobs * sizeof(*merged));
+	maxend = malloc(tb->nblobs * sizeof(*maxend));
+	if (!fresh || !merged || !maxend) {
+		free(fresh);
+		free(merged);
+		free(maxend);
+		return fail(tb, ENOMEM, "out of memory");
+	}
+	memcpy(fresh, tb->blobs + tb->nsorted, nnew * sizeof(*fresh));
+	qsort(fresh, nnew, sizeof(*fresh), blob_cmp);
+	while (i < tb->nsorted && j < nnew)
+		merged[k++] = blob_cmp(&tb->sorted[i], &fresh[j]) <= 0 ?
+			      tb->sorted[i++] : fresh[j++];
+	while (i < tb->nsorted)
+		merged[k++] = tb->sorted[i++];
+	while (j < nnew)
+		merged[k++] = fresh[j++];
+	free(fresh);
+	free(tb->sorted);
+	free(tb->maxend);
+	tb->sorted = merged;
+	tb->maxend = maxend;
+	tb->nsorted = tb->nblobs;
+	build_maxend(tb, 0, tb->nsorted);
 	return 0;
+}
+
+/*
+ * A lookup looks at every blob whose range holds pc (of any time): a real
+ * JVM's code cache has a few at one pc (code unloaded and its address
+ * reused within the retention). A map whose blobs pile up over one pc (a
+ * forged one) would make each sample's lookup walk them all: past this
+ * many the lookup gives up (counted, stats.find_cut) and the pc is
+ * unknown code.
+ */
+#define CM_FIND_MAX		4096u
+#define CM_TIME_NOW		(UINT64_MAX - 1)
+
+struct find_ctx {
+	uint64_t pc, t;
+	uint32_t left;			/* blobs holding pc it may look at */
+	bool cut;			/* there were more */
+	const struct cm_blob *exact;	/* newest whose lifetime holds t */
+	const struct cm_blob *later;	/* oldest loaded after t */
+};
+
+static bool newer(const struct cm_blob *a, const struct cm_blob *b)
+{
+	return a->b.load_ns != b->b.load_ns ? a->b.load_ns > b->b.load_ns :
+					      a->seq > b->seq;
+}
+
+static void find_visit(const struct cm_tables *tb, size_t lo, size_t hi,
+		       struct find_ctx *f)
+{
+	while (lo < hi && !f->cut) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cm_blob *b = tb->sorted[mid];
+
+		if (tb->maxend[mid] <= f->pc)
+			return;		/* nothing in this subtree reaches pc */
+		find_visit(tb, lo, mid, f);
+		if (b->b.start > f->pc || f->cut)
+			return;		/* the right side starts later still */
+		if (f->pc < b->b.end) {
+			if (!f->left) {
+				f->cut = true;
+				return;
+			}
+			f->left--;
+			if (b->b.load_ns <= f->t && f->t < b->b.unload_ns) {
+				if (!f->exact || newer(b, f->exact))
+					f->exact = b;
+			} else if (b->b.load_ns > f->t &&
+				   f->t != CM_TIME_NOW) {
+				if (!f->later || newer(f->later, b))
+					f->later = b;
+			}
+		}
+		lo = mid + 1;
+	}
+}
+
+const struct codemap_blob *cm_tables__find(const struct cm_tables *tb,
+					   uint64_t pc, uint64_t t)
+{
+	struct find_ctx f = { .pc = pc, .t = t ? t : CM_TIME_NOW,
+			      .left = CM_FIND_MAX };
+
+	if (!tb->nsorted)
+		return NULL;
+	find_visit(tb, 0, tb->nsorted, &f);
+	if (f.cut) {
+		/* lookups leave the tables as they are, but for this count */
+		((struct cm_tables *)tb)->n.find_cut++;
+		return NULL;
+	}
+	/*
+	 * Nothing alive at t: JVMTI posts CompiledMethodLoad after the code
+	 * was installed (and may already run), so the earliest blob loaded
+	 * after t is what was there; unless t is before what was pruned,
+	 * when the blob that was there may be gone.
+	 */
+	if (!f.exact && f.later && f.t < tb->pruned_before)
+		return NULL;
+	return f.exact ? &f.exact->b : f.later ? &f.later->b : NULL;
+}
+
+const struct codemap_pcdesc *codemap_blob__pcdesc(const struct codemap_blob *b,
+						  uint64_t pc)
+{
+	uint64_t off;
+	uint32_t lo = 0, hi;
+
+	if (!b || pc < b->start || !b->n_pcs)
+		return NULL;
+	off = pc - b->start;
+	if (off > UINT32_MAX)
+		return NULL;
+	hi = b->n_pcs;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (b->pcs[mid].pc_off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->n_pcs ? &b->pcs[lo] : NULL;
+}
+
+const struct codemap_thread *cm_tables__thread(const struct cm_tables *tb,
+					       uint32_t tid, uint64_t t)
+{
+	const struct cm_thr *th, *later = NULL;
+
+	th = u64map_get(&tb->thash, tid);
+	if (!t) {
+		for (; th; th = th->older)
+			if (th->t.end_ns == UINT64_MAX)
+				return &th->t;
+		return NULL;
+	}
+	for (; th; th = th->older) {
+		if (th->t.start_ns <= t && t < th->t.end_ns)
+			return &th->t;
+		/* started after t: its start event came late, see find() */
+		if (th->t.start_ns > t)
+			later = th;
+	}
+	return later ? &later->t : NULL;
+}
+
+/* ---- generations and retention --------------------------------------------- */
+
+/* the live CODE chains and the stub table, from the blobs alive now */
+static int relink(struct cm_tables *tb)
+{
+	u64map__free(&tb->live);
+	u64map__free(&tb->stubs);
+	for (size_t i = 0; i < tb->nblobs; i++) {
+		struct cm_blob *b = tb->blobs[i];
+
+		b->shadow = NULL;
+		if (b->b.unload_ns != UINT64_MAX)
+			continue;
+		if (b->b.type == CODEMAP_BLOB_STUB) {
+			if (u64map_put(&tb->stubs, CM_STUB_KEY(b->b.start, b->b.end), b))
+				return fail(tb, ENOMEM, "out of memory");
+			continue;
+		}
+		b->shadow = u64map_get(&tb->live, b->b.start);
+		if (u64map_put(&tb->live, b->b.start, b))
+			return fail(tb, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+void cm_tables__next_generation(struct cm_tables *tb)
+{
+	ids_reset(tb);
+	cm_store__unseen(&tb->store);
+	tb->epoch++;
+}
+
+/*
+ * A snapshot was read whole: what these tables hold as alive and the
+ * snapshot did not have died by its time (its unload record was dropped,
+ * or was in a generation the reader missed).
+ */
+int cm_tables__reconcile(struct cm_tables *tb, uint64_t t)
+{
+	bool changed = false;
+	int err;
+
+	for (size_t i = 0; i < tb->nblobs; i++) {
+		struct cm_blob *b = tb->blobs[i];
+
+		if (b->epoch == tb->epoch || b->b.unload_ns != UINT64_MAX)
+			continue;
+		b->b.unload_ns = t > b->b.load_ns ? t : b->b.load_ns;
+		tb->n.reconciled++;
+		changed = true;
+	}
+	for (size_t i = 0; i < tb->nthreads; i++) {
+		struct cm_thr *th = tb->threads[i];
+
+		if (th->epoch == tb->epoch || th->t.end_ns != UINT64_MAX)
+			continue;
+		th->t.end_ns = t > th->t.start_ns ? t : th->t.start_ns;
+		tb->nlive--;
+		tb->n.reconciled++;
+		if (tb->thread_fn)
+			tb->thread_fn(tb->thread_ctx, &th->t, false);
+	}
+	if ((err = cm_store__reconcile(&tb->store, t)))
+		return store_err(tb, err);
+	return changed ? relink(tb) : 0;
+}
+
+long cm_tables__prune(struct cm_tables *tb, uint64_t before)
+{
+	size_t k, freed = 0;
+	long nm;
+
+	if (before > tb->pruned_before)
+		tb->pruned_before = before;
+	k = 0;
+	for (size_t i = 0; i < tb->nblobs; i++) {
+		struct cm_blob *b = tb->blobs[i];
+
+		if (b->b.unload_ns != UINT64_MAX && b->b.unload_ns < before) {
+			tb->mem -= b->size;
+			free(b);
+			continue;
+		}
+		tb->blobs[k++] = b;
+	}
+	if (k != tb->nblobs) {
+		int err;
+
+		freed += tb->nblobs - k;
+		tb->nblobs = k;
+		free(tb->sorted);
+		free(tb->maxend);
+		tb->sorted = NULL;
+		tb->maxend = NULL;
+		tb->nsorted = 0;
+		if ((err = relink(tb)) || (err = cm_tables__index(tb)))
+			return err;
+	}
+	k = 0;
+	for (size_t i = 0; i < tb->nthreads; i++) {
+		struct cm_thr *th = tb->threads[i];
+
+		if (th->t.end_ns != UINT64_MAX && th->t.end_ns < before) {
+			tb->mem -= cm_alloc_bytes(sizeof(*th));
+			free(th);
+			continue;
+		}
+		tb->threads[k++] = th;
+	}
+	if (k != tb->nthreads) {
+		freed += tb->nthreads - k;
+		tb->nthreads = k;
+		u64map__free(&tb->thash);
+		for (size_t i = 0; i < k; i++) {
+			struct cm_thr *th = tb->threads[i];
+
+			th->older = u64map_get(&tb->thash, th->t.tid);
+			th->depth = th->older ? th->older->depth + 1 : 1;
+			if (u64map_put(&tb->thash, th->t.tid, th))
+				return fail(tb, ENOMEM, "out of memory");
+		}
+	}
+	nm = cm_store__prune(&tb->store, before);
+	if (nm < 0)
+		return store_err(tb, (int)nm);
+	return (long)freed + nm;
+}
+
+/* ---- the tables ------------------------------------------------------------- */
+
+void cm_tables__set_thread_cb(struct cm_tables *tb, codemap_thread_fn fn,
+			      void *ctx)
+{
+	tb->thread_fn = fn;
+	tb->thread_ctx = ctx;
+	if (!fn)
+		return;
+	/* the threads read so far, latest state of each */
+	for (size_t i = 0; i < tb->nthreads; i++)
+		fn(ctx, &tb->threads[i]->t,
+		   tb->threads[i]->t.end_ns == UINT64_MAX);
+}
+
+void cm_tables__init(struct cm_tables *tb, struct cm_budget *budget)
+{
+	memset(tb, 0, sizeof(*tb));
+	tb->budget = budget;
+	cm_store__init(&tb->store, budget);
+}
+
+void cm_tables__free(struct cm_tables *tb)
+{
+	cm_store__free(&tb->store);
+	for (size_t i = 0; i < tb->nblobs; i++)
+		free(tb->blobs[i]);
+	for (size_t i = 0; i < tb->nthreads; i++)
+		free(tb->threads[i]);
+	free(tb->blobs);
+	free(tb->sorted);
+	free(tb->maxend);
+	free(tb->threads);
+	ids_reset(tb);
+	free(tb->lbuf);
+	u64map__free(&tb->live);
+	u64map__free(&tb->thash);
+	u64map__free(&tb->stubs);
+}
+
+size_t cm_tables__bytes(const struct cm_tables *tb)
+{
+	return tb->mem + cm_store__bytes(&tb->store) +
+	       cm_arr_bytes(tb->capb, sizeof(*tb->blobs)) +
+	       cm_arr_bytes(tb->nsorted, sizeof(*tb->sorted)) +
+	       cm_arr_bytes(tb->nsorted, sizeof(*tb->maxend)) +
+	       cm_arr_bytes(tb->capt, sizeof(*tb->threads)) +
+	       cm_map_bytes(&tb->live) + cm_map_bytes(&tb->thash) +
+	       cm_map_bytes(&tb->stubs) + ids_bytes(tb) +
+	       cm_arr_bytes(tb->lbufcap, sizeof(*tb->lbuf));
 }
