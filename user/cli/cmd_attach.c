@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "jvm/jvm_discover.h"
+#include "util/err.h"
 
 struct attach_args {
 	bool force;
@@ -59,7 +60,7 @@ static int attach_find_agent_cli(char *out, size_t len)
 
 	if (attach__find_agent(out, len, err, sizeof(err)) == 0)
 		return 0;
-	fprintf(stderr, "asgst-bpf attach: %s\n", err);
+	err__say("attach", "%s", err);
 	return -1;
 }
 
@@ -122,7 +123,7 @@ int cmd_attach(int argc, char **argv)
 		goto cleanup;
 	}
 	if (jvm_discover__probe(pid, info, err, sizeof(err))) {
-		fprintf(stderr, "asgst-bpf attach: %s\n", err);
+		err__say("attach", "%s", err);
 		goto cleanup;
 	}
 	if (info->agent_loaded && !args.force) {
@@ -136,7 +137,7 @@ int cmd_attach(int argc, char **argv)
 		goto cleanup;
 	if (attach__load_agent(pid, agent, options, out, sizeof(out), err,
 			       sizeof(err))) {
-		fprintf(stderr, "asgst-bpf attach: %s\n", err);
+		err__say("attach", "%s", err);
 		goto cleanup;
 	}
 	if (!args.quiet)

@@ -60,6 +60,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "util/json.h"
+#include "util/err.h"
 
 struct codemap_args {
 	bool json;
@@ -766,7 +767,7 @@ static int open_target(struct codemap **cm, const char *target)
 		free(abs);
 	}
 	if (ret) {
-		fprintf(stderr, "asgst-bpf codemap: %s\n", err);
+		err__say("codemap", "%s", err);
 		return 1;
 	}
 	return 0;

@@ -17,6 +17,7 @@
 #include "profile/profile.h"
 #include "recorder/recorder.h"
 #include "util/outfile.h"
+#include "util/err.h"
 
 struct report_args {
 	const char *in;
@@ -114,7 +115,7 @@ static int write_pinned_report(const struct report_args *a,
 	rc = outfile__commit(&of, err, sizeof(err));
 cleanup:
 	if (rc)
-		fprintf(stderr, "asgst-bpf report: %s\n", err);
+		err__say("report", "%s", err);
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 
 #include "cli/options.h"
 #include "profile/filter.h"
+#include "util/err.h"
 
 /* the column the help text starts in, unless the command says */
 #define HELP_COL	26
@@ -52,11 +53,9 @@ int options__error(const struct cli_command *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "asgst-bpf %s: ", cmd->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	err__vsay(cmd->name, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return CLI_BAD;
 }
 

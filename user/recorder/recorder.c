@@ -41,7 +41,7 @@ static struct recorder *recorder_new(const struct recorder_opts *o,
 	struct recorder *r = calloc(1, sizeof(*r));
 
 	if (!r) {
-		fprintf(stderr, "asgst-bpf %s: out of memory\n", who);
+		err__say(who, "out of memory");
 		return NULL;
 	}
 	r->o = *o;

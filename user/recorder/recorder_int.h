@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Inside the engine: one recording's state, and what its files hand each
- * other. recorder.c runs the lifecycle; say.c its messages; targets.c the fork/exec handshake,
+ * other. recorder.c runs the lifecycle; targets.c the fork/exec handshake,
  * the targets' liveness and --cgroup/--container; sideband_maps.c the
  * side-band into the map log and the symbolizer; outputs.c opening and
  * writing the outputs; periods.c --switch-output; replay.c report's passes
@@ -18,6 +18,7 @@
 #include "profile/container.h"
 #include "recorder/raw_sink.h"
 #include "recorder/recorder.h"
+#include "util/err.h"
 
 struct maplog;
 struct replay;
@@ -72,9 +73,8 @@ struct recorder {
 	struct replay *rp;	/* a replay's rebuilt code maps */
 };
 
-/* say.c: "asgst-bpf record: ..." (or report) on stderr */
-void recorder_say(const struct recorder *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* "asgst-bpf record: ..." (or report) on stderr */
+#define recorder_say(r, ...)	err__say((r)->who, __VA_ARGS__)
 
 /* targets.c */
 int recorder_targets_open(struct recorder *r);

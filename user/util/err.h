@@ -10,6 +10,7 @@
 #ifndef ASGST_ERR_H
 #define ASGST_ERR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /*
@@ -18,5 +19,14 @@
  */
 __attribute__((format(printf, 4, 5)))
 int err__set(char *err, size_t errlen, int ret, const char *fmt, ...);
+
+/*
+ * A command's message to the user: "asgst-bpf WHO: " and fmt on stderr,
+ * one line (WHO: the command, "record", "report"...).
+ */
+__attribute__((format(printf, 2, 3)))
+void err__say(const char *who, const char *fmt, ...);
+__attribute__((format(printf, 2, 0)))
+void err__vsay(const char *who, const char *fmt, va_list ap);
 
 #endif /* ASGST_ERR_H */
