@@ -115,6 +115,9 @@ root_600 "$S/report.json"
 no_tmp
 
 # ---- Ctrl-C: what was recorded is put in place -----------------------------
+# a program on the CPU meanwhile: an idle host gives record -a no samples
+"$WL/native_chain" 30 > /dev/null &
+busy=$!; bg $busy
 "$ASGST" record -q -a -o "$S/int.json" -o "$S/int.asgst" 2> "$TMP/int.err" &
 rp=$!; bg $rp
 n=300
@@ -128,7 +131,9 @@ root_600 "$S/int.asgst"
 json_ok "$S/int.json"
 "$ASGST" report -q -i "$S/int.asgst" -f collapsed > "$TMP/int.collapsed" ||
 	fail "report of the interrupted recording"
-[ -s "$TMP/int.collapsed" ] || fail "the interrupted recording holds no stacks"
+kill $busy
+grep -q native_chain "$TMP/int.collapsed" ||
+	fail "the interrupted recording holds no stacks of the busy program"
 no_tmp
 echo "INFO: $(wc -l < "$TMP/int.collapsed") stacks in the interrupted recording"
 exit 0
