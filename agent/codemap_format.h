@@ -84,6 +84,34 @@
 #define CM_F_CLOSED		(1u << 3)	/* JVM exited cleanly */
 #define CM_F_SUPERSEDED		(1u << 4)	/* a newer generation is at the
 						   path; write_pos is final */
+#define CM_F_EVENTS		(1u << 5)	/* the agent answers the event
+						   requests below */
+#define CM_F_ALLOC_ON		(1u << 6)	/* sampled allocations on now */
+#define CM_F_LOCK_ON		(1u << 7)	/* contended monitors on now */
+
+/*
+ * Event requests. A recorder asks the agent of a JVM for its events by
+ * holding an open file description lock (fcntl F_OFD_SETLK, F_RDLCK, one
+ * byte) on the code map file it reads:
+ *   at CM_CTL_ALLOC + interval: sampled allocations, one every interval
+ *     bytes on average (1 .. CM_CTL_ALLOC_MAX);
+ *   at CM_CTL_LOCK: contended monitor enters.
+ * The agent looks every 100 ms (F_OFD_GETLK over each range, on the
+ * current generation's file and the one before it, which the reader may
+ * still hold while it moves on) and turns the JVMTI events on or off to
+ * match. The kernel drops the lock when the recorder closes the file,
+ * however it ends, so the JVM never samples for a recorder that is gone;
+ * nothing is written by the recorder. Several recorders: an event is on
+ * while any asks, at the interval of one of them. The agent's probe
+ * (ASGST_PROBE_SYMBOL in bpf/sampler.h) carries each event to the
+ * recorder's uprobe; CM_F_ALLOC_ON and CM_F_LOCK_ON say what is on.
+ */
+#define CM_CTL_ALLOC		(1ull << 40)
+#define CM_CTL_ALLOC_MAX	((1ull << 32) - 1)
+#define CM_CTL_LOCK		((1ull << 40) + (1ull << 33))
+/* kinds the probe passes (ASGST_PROBE_* in bpf/sampler.h) */
+#define CM_PROBE_ALLOC		1
+#define CM_PROBE_LOCK		2
 
 struct cm_file_header {
 	char magic[8];

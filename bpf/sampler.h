@@ -27,7 +27,7 @@
 #define ASGST_BPF_SAMPLER_H
 
 #define ASGST_SAMPLE_MAGIC	0x31475341u	/* "ASG1" little endian */
-#define ASGST_SAMPLE_VERSION	2
+#define ASGST_SAMPLE_VERSION	3
 #define ASGST_SAMPLE_VERSION_MIN	1	/* still read (raw files) */
 
 #define ASGST_MAX_KSTACK	64	/* kernel frames kept per sample */
@@ -35,6 +35,7 @@
 #define ASGST_MAX_WINDOW	(64 * 1024)	/* hard cap of the stack window */
 #define ASGST_DEFAULT_WINDOW	(64 * 1024)
 #define ASGST_COMM_LEN		16
+#define ASGST_EV_CLASS_LEN	128
 
 /* asgst_sample_hdr.flags */
 #define ASGST_SF_KERNEL_MODE	(1u << 0)	/* interrupted in kernel mode */
@@ -62,6 +63,10 @@
 #define ASGST_EV_OFFCPU_END	2	/* header only: the thread tid that
 					   left the CPU at ktime_ns ran again
 					   weight_ns later */
+#define ASGST_EV_ALLOC		3	/* a JVM's sampled allocation (version
+					   3): ev_size, ev_weight, ev_class */
+#define ASGST_EV_LOCK		4	/* a JVM thread entered a contended
+					   monitor: ev_weight ns waited */
 
 struct asgst_sample_hdr {
 	__u32 magic;
@@ -102,7 +107,28 @@ struct asgst_sample_hdr {
 	__u64 chunk_addr;	/* JVM address of the first chunk byte */
 	__u64 chunk_sp;		/* the top frozen frame's sp (JVM address) */
 	__u64 chunk_end;	/* end of the frozen frames (JVM address) */
+	/* version 3: what the agent's probe passed (ALLOC and LOCK only) */
+	__u64 ev_size;		/* alloc: the sampled object's bytes */
+	__u64 ev_weight;	/* alloc: the bytes it stands for (scaled by
+				   the sampling interval); lock: ns waited */
+	char ev_class[ASGST_EV_CLASS_LEN]; /* alloc: the object's class,
+				   lock: the monitor's; dotted, NUL-ended */
 };
+
+/*
+ * JVM events come from a uprobe on the agent's probe function (the
+ * agent's agent/jvm_events.c calls it on the allocating or waiting
+ * thread): void ASGST_PROBE_SYMBOL(__u32 kind, const char *cls,
+ * __u64 size, __u64 weight), kind one of ASGST_PROBE_*. The uprobe takes
+ * the stack there like a sample. A process gets at most
+ * ASGST_JVM_EV_BURST events in any ASGST_JVM_EV_WINDOW_NS (the rest is
+ * counted, ASGST_STAT_JVM_EV_THROTTLED): one JVM cannot flood the ring.
+ */
+#define ASGST_PROBE_SYMBOL	"asgst_probe_event"
+#define ASGST_PROBE_ALLOC	1
+#define ASGST_PROBE_LOCK	2
+#define ASGST_JVM_EV_BURST	2000
+#define ASGST_JVM_EV_WINDOW_NS	100000000ull	/* 100 ms */
 
 /*
  * Frozen frames: when a virtual thread is mounted and its JVM's layout is
@@ -165,12 +191,20 @@ enum asgst_stat {
 	/* a recorded thread left the CPU again with no switch seen that
 	 * brought it back: its END is inferred from its CPU time */
 	ASGST_STAT_OFFCPU_NO_SWITCH_IN,
+	ASGST_STAT_ALLOC,	/* allocation records submitted */
+	ASGST_STAT_LOCK,	/* lock records submitted */
+	ASGST_STAT_JVM_EV_LOST,	/* alloc or lock: ring buffer full */
+	ASGST_STAT_JVM_EV_THROTTLED, /* alloc or lock: over a process's
+				   ASGST_JVM_EV_BURST, not recorded */
 	ASGST_STAT_MAX,
 };
 
 /* events in the BPF program's read-only config (a mask) */
 #define ASGST_EVMASK_CPU	(1u << 0)
 #define ASGST_EVMASK_OFFCPU	(1u << 1)
+#define ASGST_EVMASK_ALLOC	(1u << 2)	/* JVM sampled allocations */
+#define ASGST_EVMASK_LOCK	(1u << 3)	/* JVM contended monitors */
+#define ASGST_EVMASK_JVM	(ASGST_EVMASK_ALLOC | ASGST_EVMASK_LOCK)
 
 /* filter_mode in the BPF program's read-only config */
 #define ASGST_FILTER_ALL	0	/* every process */

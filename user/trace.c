@@ -24,6 +24,8 @@ const char *frame_type__name(enum frame_type t)
 		return "java_inlined";
 	case FRAME_JAVA_NATIVE:
 		return "java_native";
+	case FRAME_CLASS:
+		return "class";
 	case FRAME_UNKNOWN:
 		break;
 	}

@@ -22,6 +22,8 @@ enum frame_type {
 	FRAME_JAVA_NATIVE = 3,	/* ASGST_FRAME_JAVA_NATIVE */
 	FRAME_NON_JAVA = 4,	/* ASGST_FRAME_NON_JAVA: C/C++/stub */
 	FRAME_KERNEL = 5,	/* kernel pc, symbolized from kallsyms */
+	FRAME_CLASS = 6,	/* alloc, lock: the allocated object's or the
+				   monitor's class (klass), the leaf */
 };
 
 /* JSON "kind" of a stack */
@@ -85,6 +87,9 @@ enum trace_state {
 enum trace_event {
 	TRACE_EV_CPU = 0,	/* cpu-clock sample: weight = count */
 	TRACE_EV_OFFCPU = 1,	/* left the CPU: weight = offcpu_ns */
+	TRACE_EV_ALLOC = 2,	/* a JVM's sampled allocation: alloc_bytes,
+				   alloc_objects */
+	TRACE_EV_LOCK = 3,	/* a contended monitor entered: lock_ns */
 };
 
 /* trace.flags */
@@ -109,6 +114,9 @@ struct trace {
 	 * cgroup path (profile/container.h); NULL when it names none */
 	const char *container_id;
 	const char *pod_uid;
+	/* alloc: the allocated class, lock: the monitor's (dotted, as the
+	 * FRAME_CLASS leaf names it); NULL for cpu and off-CPU */
+	const char *ev_class;
 	uint32_t nframes;
 	struct frame *frames;	/* nframes entries, callee first */
 };

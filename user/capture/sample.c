@@ -44,11 +44,16 @@ int sample__parse(const void *data, size_t len, struct sample *out,
 	if (h->version < ASGST_SAMPLE_VERSION_MIN ||
 	    h->version > ASGST_SAMPLE_VERSION)
 		return reject(why, "unsupported version");
-	/* version 1 ended before window_off */
+	/* version 1 ended before window_off, version 2 before ev_size */
 	if (h->hdr_size < (h->version == 1 ?
 			   offsetof(struct asgst_sample_hdr, window_off) :
+			   h->version == 2 ?
+			   offsetof(struct asgst_sample_hdr, ev_size) :
 			   sizeof(*h)) || h->hdr_size & 7)
 		return reject(why, "bad header size");
+	/* the JVM events' fields are in version 3 headers only */
+	if (h->event > (h->version < 3 ? ASGST_EV_OFFCPU_END : ASGST_EV_LOCK))
+		return reject(why, "unknown event");
 	if (h->hdr_size > len)
 		return reject(why, "truncated header");
 	if (h->kstack_n > ASGST_MAX_KSTACK)

@@ -25,12 +25,29 @@ struct profile_meta {
 	uint64_t offcpu_lost;	/* off-CPU stacks lost (ring full) */
 	uint64_t end_ns;	/* when the recording ended, CLOCK_MONOTONIC */
 	uint64_t offcpu_capture_ns; /* taking off-CPU stacks (profiler time) */
+	uint64_t alloc_events;	/* allocation stacks recorded */
+	uint64_t lock_events;	/* contended-monitor stacks recorded */
+	uint64_t jvm_ev_lost;	/* alloc or lock: ring buffer full */
+	uint64_t jvm_ev_throttled; /* alloc or lock: over a process's budget */
+	uint64_t alloc_interval; /* bytes between sampled allocations asked */
 };
 
 struct profile_stack {
 	struct trace trace;	/* strings interned in the profile's strtab */
-	uint64_t count;		/* samples */
-	uint64_t weight_ns;	/* off-CPU time (0 for cpu samples) */
+	uint64_t count;		/* samples (events) */
+	uint64_t weight_ns;	/* off-CPU time, or lock: time waited; 0 for
+				   cpu samples and allocations */
+	uint64_t alloc_bytes;	/* alloc: bytes allocated (the scaled
+				   estimate), summed over count */
+	uint64_t alloc_objects;	/* alloc: objects allocated (estimate) */
+};
+
+/* what one event (or a stored stack) adds to its stack */
+struct profile_values {
+	uint64_t count;
+	uint64_t weight_ns;
+	uint64_t alloc_bytes;
+	uint64_t alloc_objects;
 };
 
 struct profile;
@@ -65,6 +82,11 @@ int profile__add(struct profile *p, const struct trace *t, uint64_t count,
  */
 int profile__add_interned(struct profile *p, const struct trace *t,
 			  uint64_t count, uint64_t weight_ns);
+/* the same with every value; 0 or -ENOMEM */
+int profile__add_values(struct profile *p, const struct trace *t,
+			const struct profile_values *v);
+int profile__add_values_interned(struct profile *p, const struct trace *t,
+				 const struct profile_values *v);
 size_t profile__nstacks(const struct profile *p);
 /*
  * What a flame graph weighs a stack by: its samples, or, when the profile
