@@ -444,22 +444,30 @@ static __always_inline __u64 jt_get(const void *buf, __s32 off, __s32 lo)
 	return *(const __u64 *)(buf + o);
 }
 
-/* the JavaThread words of the sampled thread, if the merger knows it */
+/*
+ * The JavaThread words of the sampled thread, if the merger knows it. The
+ * span is read into the per-CPU scratch, or, where another program may
+ * run on this CPU meanwhile (a uprobe's is preemptible), into the record's
+ * own stack area (own_buf), which the stacks overwrite afterwards.
+ */
 static __always_inline void read_jthread(struct asgst_sample_hdr *h,
-					 const struct thread_cache *tc)
+					 const struct thread_cache *tc,
+					 bool own_buf)
 {
 	const struct asgst_jthread *jt = &tc->jt;
 	__u32 zero = 0, span = tc->jt_span;
 	__s32 lo = tc->jt_lo;
 	__u64 base;
 	__u32 st = 0;
-	void *buf;
+	void *buf = NULL;
 
 	if (!jt->java_thread)
 		return;
 	base = jt->java_thread;
 	/* the thread is stopped on this CPU: the words are consistent */
-	buf = span ? bpf_map_lookup_elem(&scratch, &zero) : NULL;
+	if (span)
+		buf = own_buf ? (void *)h + HDR_BYTES :
+				bpf_map_lookup_elem(&scratch, &zero);
 	if (buf) {
 		__u32 n = span & (2 * JT_SPAN_MAX - 1);
 
@@ -802,44 +810,22 @@ static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
 }
 
 /*
- * One record of the current task: header, stacks and, for the processes
- * that want it, the stack window. False when the ring buffer was full.
+ * The JavaThread words, the stack window and a virtual thread's frozen
+ * frames into rec (a header filled, room for REC_BASE + window_size + 8
+ * bytes); the bytes of the record used.
  */
-static __always_inline bool record(void *ctx, struct task_struct *task,
-				   __u64 id, struct thread_cache *tc,
-				   bool kmode, __u32 event, __u32 xflags,
-				   __u64 now)
+static __always_inline __u64 fill_window(void *rec, struct task_struct *task,
+					 struct thread_cache *tc, __u32 tgid,
+					 __u32 kbytes, bool own_buf)
 {
-	struct asgst_sample_hdr *h;
+	struct asgst_sample_hdr *h = rec;
 	const struct asgst_jvm_cont *jc = NULL;
-	__u32 tgid = id >> 32, kbytes, want = window_size, cpu;
-	bool user = task->mm != NULL, cut, hole;
+	__u32 want = window_size;
+	bool cut, hole;
 	__u64 len, size;
-	void *rec;
 
-	if (!window_size || !tc->window || !user) {
-		rec = bpf_ringbuf_reserve(&events, REC_BASE, 0);
-		if (!rec)
-			return false;
-		kbytes = fill_head(ctx, rec, task, id, tc, user, kmode, event,
-				   now);
-		h = rec;
-		h->flags |= xflags;
-		if (user)
-			user_stack_scratch(ctx, rec, task, tc, kbytes);
-		submit(rec);
-		return true;
-	}
-
-	cpu = bpf_get_smp_processor_id();
-	rec = bpf_map_lookup_elem(&recbuf, &cpu);
-	if (!rec)
-		return false;
-	kbytes = fill_head(ctx, rec, task, id, tc, true, kmode, event, now);
-	h = rec;
-	h->flags |= ASGST_SF_WINDOW_WANTED | xflags;
 	/* JVMs: the JavaThread words (thread state, anchor, continuation) */
-	read_jthread(h, tc);
+	read_jthread(h, tc, own_buf);
 	h->window_off = REC_BASE;
 	/* a virtual thread mounted: room for its frozen frames too */
 	if (h->jt_cont_entry && window_size >= 2 * ASGST_CHUNK_BYTES &&
@@ -889,7 +875,45 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 	barrier_var(size);
 	if (size > REC_BASE + window_size + 8)	/* recbuf's value_size */
 		size = REC_BASE + window_size + 8;
-	return output(rec, size);
+	return size;
+}
+
+/*
+ * One record of the current task: header, stacks and, for the processes
+ * that want it, the stack window. False when the ring buffer was full.
+ */
+static __always_inline bool record(void *ctx, struct task_struct *task,
+				   __u64 id, struct thread_cache *tc,
+				   bool kmode, __u32 event, __u32 xflags,
+				   __u64 now)
+{
+	struct asgst_sample_hdr *h;
+	__u32 tgid = id >> 32, kbytes, cpu;
+	bool user = task->mm != NULL;
+	void *rec;
+
+	if (!window_size || !tc->window || !user) {
+		rec = bpf_ringbuf_reserve(&events, REC_BASE, 0);
+		if (!rec)
+			return false;
+		kbytes = fill_head(ctx, rec, task, id, tc, user, kmode, event,
+				   now);
+		h = rec;
+		h->flags |= xflags;
+		if (user)
+			user_stack_scratch(ctx, rec, task, tc, kbytes);
+		submit(rec);
+		return true;
+	}
+
+	cpu = bpf_get_smp_processor_id();
+	rec = bpf_map_lookup_elem(&recbuf, &cpu);
+	if (!rec)
+		return false;
+	kbytes = fill_head(ctx, rec, task, id, tc, true, kmode, event, now);
+	h = rec;
+	h->flags |= ASGST_SF_WINDOW_WANTED | xflags;
+	return output(rec, fill_window(rec, task, tc, tgid, kbytes, false));
 }
 
 SEC("perf_event")
@@ -1035,6 +1059,108 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	t0->ran_ns = ran;
 	stat_inc(ASGST_STAT_OFFCPU);
 	stat_add(ASGST_STAT_OFFCPU_CAPTURE_NS, start - now);
+	return 0;
+}
+
+/*
+ * JVM events: a process's budget, ASGST_JVM_EV_BURST events a window of
+ * ASGST_JVM_EV_WINDOW_NS. Racy across CPUs by a few events at most.
+ */
+struct jvm_ev_budget {
+	__u64 start_ns;
+	__u64 n;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct jvm_ev_budget);
+} jvm_ev_budget SEC(".maps");
+
+static __always_inline bool jvm_ev_allowed(__u32 tgid, __u64 now)
+{
+	struct jvm_ev_budget *b, nb = { .start_ns = now, .n = 1 };
+
+	b = bpf_map_lookup_elem(&jvm_ev_budget, &tgid);
+	if (!b) {
+		bpf_map_update_elem(&jvm_ev_budget, &tgid, &nb, BPF_ANY);
+		return true;
+	}
+	if (now - b->start_ns > ASGST_JVM_EV_WINDOW_NS) {
+		b->start_ns = now;
+		b->n = 0;
+	}
+	return __sync_fetch_and_add(&b->n, 1) < ASGST_JVM_EV_BURST;
+}
+
+/* this program may be preempted or interrupted by the others on its CPU:
+ * its counts are atomic */
+static __always_inline void stat_inc_atomic(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+/*
+ * The agent's probe was called on a JVM thread (bpf/sampler.h): a record
+ * of that thread's stack there, as a cpu sample's. Everything goes into
+ * the ring buffer's own reservation, never through the per-CPU buffers,
+ * which a cpu sample interrupting this program would overwrite.
+ */
+SEC("uprobe")
+int asgst_jvm_event(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	struct asgst_sample_hdr *h;
+	struct thread_cache tmp, *tc;
+	struct task_struct *task;
+	__u32 kind = (__u32)ctx->di, event, kbytes;
+	void *rec;
+
+	if (kind == ASGST_PROBE_ALLOC && (event_mask & ASGST_EVMASK_ALLOC))
+		event = ASGST_EV_ALLOC;
+	else if (kind == ASGST_PROBE_LOCK && (event_mask & ASGST_EVMASK_LOCK))
+		event = ASGST_EV_LOCK;
+	else
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (filter_mode == ASGST_FILTER_CGROUP && !in_cgroup())
+		return 0;
+	tc = get_thread(task, id, &tmp);
+	if (!tc->target)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (!jvm_ev_allowed(id >> 32, now)) {
+		stat_inc_atomic(ASGST_STAT_JVM_EV_THROTTLED);
+		return 0;
+	}
+	if (window_size && tc->window)
+		rec = bpf_ringbuf_reserve(&events, REC_BASE + window_size + 8, 0);
+	else
+		rec = bpf_ringbuf_reserve(&events, REC_BASE, 0);
+	if (!rec) {
+		stat_inc_atomic(ASGST_STAT_JVM_EV_LOST);
+		return 0;
+	}
+	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
+	h = rec;
+	h->ev_size = ctx->dx;
+	h->ev_weight = ctx->cx;
+	if (bpf_probe_read_user_str(h->ev_class, sizeof(h->ev_class),
+				    (void *)ctx->si) < 0)
+		h->ev_class[0] = 0;
+	if (window_size && tc->window) {
+		h->flags |= ASGST_SF_WINDOW_WANTED;
+		fill_window(rec, task, tc, id >> 32, kbytes, true);
+	} else {
+		user_stack_kernel(ctx, rec, kbytes);
+	}
+	submit(rec);
+	stat_inc_atomic(event == ASGST_EV_ALLOC ? ASGST_STAT_ALLOC :
+						  ASGST_STAT_LOCK);
 	return 0;
 }
 

@@ -46,6 +46,9 @@ struct capture {
 	bool want_cpu;		/* cpu-clock events, opened by start */
 	bool started;
 	uint64_t map_errors;	/* failed map updates (capture__map_errors) */
+	/* JVM events: the uprobes on the agents' probe, one a file */
+	struct bpf_link **probes;
+	size_t nprobes, probes_cap;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
@@ -344,6 +347,9 @@ static int open_sampler(struct capture *c, const struct capture_opts *o,
 		bpf_program__set_autoload(skel->progs.asgst_fork, false);
 	if (!(events & ASGST_EVMASK_OFFCPU))
 		bpf_program__set_autoload(skel->progs.asgst_switch, false);
+	/* not even verified when no JVM event is asked for */
+	if (!(events & ASGST_EVMASK_JVM))
+		bpf_program__set_autoload(skel->progs.asgst_jvm_event, false);
 	else
 		skel->rodata->switch_prev_state = switch_has_prev_state();
 	return 0;
@@ -456,6 +462,9 @@ void capture__stop(struct capture *c)
 		close(c->pfds[i]);
 	}
 	c->nev = 0;
+	for (size_t i = 0; i < c->nprobes; i++)
+		bpf_link__destroy(c->probes[i]);
+	c->nprobes = 0;
 	/* the tracepoints: their links are NULL afterwards, destroy skips
 	 * them */
 	if (c->skel)
@@ -469,6 +478,7 @@ void capture__close(struct capture *c)
 	capture__stop(c);
 	free(c->links);
 	free(c->pfds);
+	free(c->probes);
 	ring__free(c->ring);
 	sampler_bpf__destroy(c->skel);
 	if (c->stats_fd >= 0)
@@ -670,6 +680,41 @@ int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
 	if (!c)
 		return -EINVAL;
 	return prog_stats(c->skel->progs.asgst_switch, run_time_ns, run_cnt);
+}
+
+int capture__attach_probe(struct capture *c, int fd, uint64_t offset,
+			  char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	struct bpf_link *l;
+	char path[40];
+	int ret;
+
+	if (!c || !c->skel ||
+	    !(c->skel->rodata->event_mask & ASGST_EVMASK_JVM))
+		return err__set(err, errlen, -EINVAL,
+				"the sampler records no JVM event");
+	if (c->nprobes == c->probes_cap) {
+		size_t cap = c->probes_cap ? c->probes_cap * 2 : 8;
+		struct bpf_link **v = realloc(c->probes, cap * sizeof(*v));
+
+		if (!v)
+			return err__set(err, errlen, -ENOMEM, "out of memory");
+		c->probes = v;
+		c->probes_cap = cap;
+	}
+	/* the kernel resolves the path to the very file fd holds */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	l = bpf_program__attach_uprobe_opts(c->skel->progs.asgst_jvm_event, -1,
+					    path, offset, &uo);
+	if (!l) {
+		ret = -errno;
+		return err__set(err, errlen, ret ? ret : -EINVAL,
+				"uprobe on the agent's probe: %s",
+				strerror(ret ? -ret : EINVAL));
+	}
+	c->probes[c->nprobes++] = l;
+	return 0;
 }
 
 int capture__ncpus(const struct capture *c)

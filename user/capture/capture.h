@@ -79,6 +79,14 @@ int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
 int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
 			  uint64_t *run_cnt);
 int capture__ncpus(const struct capture *c);
+/*
+ * JVM events (opts.events has ASGST_EVMASK_ALLOC or _LOCK): a uprobe at
+ * offset of the file fd holds (an agent library, checked by the caller;
+ * every process mapping that file fires it, the filter decides). Kept
+ * until capture__stop. 0 or -errno with one line in err.
+ */
+int capture__attach_probe(struct capture *c, int fd, uint64_t offset,
+			  char *err, size_t errlen);
 
 /* pruning (a recorder runs for days): tgid exited, drop its entries in
  * targets, window_pids and, for a JVM, jvm_conts and jthreads */

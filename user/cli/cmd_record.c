@@ -36,6 +36,7 @@ struct record_args {
 	const char *container;	/* --container ID */
 	uint32_t freq;
 	uint32_t events;	/* ASGST_EVMASK_* */
+	uint64_t alloc_interval;	/* --alloc-interval, 0: default */
 	double duration;	/* <= 0: until stopped */
 	const char *outputs[MAX_OUTPUTS];	/* -o, repeatable */
 	enum output_format formats[MAX_OUTPUTS];
@@ -185,15 +186,29 @@ static int opt_freq(const struct cli_call *c, const char *arg)
 static int opt_events(const struct cli_call *c, const char *arg)
 {
 	/* bit i = ASGST_EVMASK_* */
-	static const char *const evs[] = { "cpu", "offcpu" };
+	static const char *const evs[] = { "cpu", "offcpu", "alloc", "lock" };
 	struct record_args *a = c->args;
 	unsigned m = 0;
 	char err[256];
 
-	if (filter__name_mask(arg, evs, 2, &m, "-e", "event", err,
+	if (filter__name_mask(arg, evs, 4, &m, "-e", "event", err,
 			      sizeof(err)))
 		return options__error(c->cmd, "%s", err);
 	a->events = m;
+	return CLI_OK;
+}
+
+static int opt_alloc_interval(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+	uint32_t v;
+
+	/* the JVM's own bound is an int; below 1 KiB the JVM samples
+	 * nearly every object */
+	if (set_u32(c, arg, 1024, 1u << 30, true, &v, "--alloc-interval",
+		    "a size from 1k to 1048576k bytes"))
+		return CLI_BAD;
+	a->alloc_interval = v;
 	return CLI_OK;
 }
 
@@ -324,7 +339,14 @@ static const struct cli_option record_opts[] = {
 		"cpu: sample on-CPU stacks -F times a second\n"
 		"(default); offcpu: a thread's stack each time it\n"
 		"leaves the CPU, weighed by the time until it runs\n"
-		"again; cpu,offcpu: both, with separate values", opt_events),
+		"again; alloc: JVMs' sampled allocations (bytes,\n"
+		"objects, class); lock: time JVM threads wait to\n"
+		"enter a contended monitor (and its class). Any\n"
+		"of them with commas (cpu,alloc): separate values", opt_events),
+	CLI_OPT("alloc-interval", 0, "BYTES",
+		"-e alloc: one allocation sampled every BYTES\n"
+		"allocated on average (default 512k, the JVM's)",
+		opt_alloc_interval),
 	CLI_OPT("freq", 'F', "HZ",
 		"samples per second per CPU (default 99)", opt_freq),
 	CLI_OPT("duration", 'd', "SECONDS",
@@ -400,7 +422,8 @@ static const struct cli_command record_cmd = {
 "       asgst-bpf record [OPTIONS] -- COMMAND [ARGS...]\n"
 "\n"
 "Sample stacks (kernel, native and Java) of the target processes: on the\n"
-"CPU, and with -e offcpu as they leave it.\n"
+"CPU, with -e offcpu as they leave it, and in JVMs with -e alloc and\n"
+"-e lock where they allocate and wait for monitors.\n"
 "\n",
 	.opts = record_opts,
 	.nopts = CLI_NOPTS(record_opts),
@@ -504,6 +527,7 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 	o->cgroup = a->cgroup;
 	o->cmd = a->cmd;
 	o->events = a->events;
+	o->alloc_interval = a->alloc_interval;
 	o->freq_hz = a->freq;
 	o->window = a->window;
 	o->window_all = a->window_all || !a->unwind_fp;
@@ -536,6 +560,13 @@ static void summary(struct recorder *rec, const struct record_args *a)
 			st[ASGST_STAT_OFFCPU] ?
 			(double)st[ASGST_STAT_OFFCPU_CAPTURE_NS] / 1e3 /
 			(double)st[ASGST_STAT_OFFCPU] : 0.0);
+	if (rs.events & ASGST_EVMASK_JVM)
+		fprintf(stderr, "asgst-bpf: %llu allocation and %llu lock "
+			"events, %llu lost, %llu over a JVM's budget\n",
+			(unsigned long long)st[ASGST_STAT_ALLOC],
+			(unsigned long long)st[ASGST_STAT_LOCK],
+			(unsigned long long)st[ASGST_STAT_JVM_EV_LOST],
+			(unsigned long long)st[ASGST_STAT_JVM_EV_THROTTLED]);
 	fprintf(stderr, "asgst-bpf: %llu samples, %llu lost, %zu stacks, "
 		"%llu processes (%llu JVMs) ->",
 		(unsigned long long)st[ASGST_STAT_SAMPLES],

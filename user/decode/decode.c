@@ -466,7 +466,58 @@ static void trace_start(struct trace *t, struct strtab *st,
 		t->event = TRACE_EV_OFFCPU;
 		if (h->flags & ASGST_SF_PREEMPTED)
 			t->flags |= TRACE_F_PREEMPTED;
+	} else if (h->event == ASGST_EV_ALLOC || h->event == ASGST_EV_LOCK) {
+		t->event = h->event == ASGST_EV_ALLOC ? TRACE_EV_ALLOC :
+							TRACE_EV_LOCK;
+		t->ev_class = strtab__intern_n(st, h->ev_class,
+					       strnlen(h->ev_class,
+						       ASGST_EV_CLASS_LEN));
 	}
+}
+
+static bool agent_module(const char *module)
+{
+	const char *b = module ? strrchr(module, '/') : NULL;
+
+	b = b ? b + 1 : module;
+	return b && (!strcmp(b, "libasgst-agent.so") ||
+		     (!strncmp(b, "asgst-agent-", 12) && strstr(b, ".so")));
+}
+
+/*
+ * An allocation or a monitor's stack was taken in the agent's probe,
+ * called from JVMTI in the VM's allocation or locking path: those frames
+ * (the agent's, the VM's C++ and its stubs, on top) are the profiler's
+ * and the VM's doing, not the program's; the class allocated or waited
+ * for takes their place as the leaf, as async-profiler shows it. Native
+ * code that allocated through JNI stays.
+ */
+static void jvm_event_frames(struct trace *t, uint32_t max)
+{
+	struct frame *buf = t->frames;
+	uint32_t cut = 0;
+
+	while (cut < t->nframes && buf[cut].type == FRAME_NON_JAVA &&
+	       ((buf[cut].flags & (FRAME_F_JVM_CPP | FRAME_F_STUB)) ||
+		agent_module(buf[cut].module)))
+		cut++;
+	/* a VM thread of its own (no Java, no other code): keep them */
+	if (cut == t->nframes)
+		cut = 0;
+	if (cut) {
+		memmove(buf, buf + cut, (t->nframes - cut) * sizeof(*buf));
+		t->nframes -= cut;
+	}
+	if (t->nframes >= max)
+		t->nframes = max - 1;
+	memmove(buf + 1, buf, t->nframes * sizeof(*buf));
+	t->nframes++;
+	memset(buf, 0, sizeof(*buf));
+	buf->type = FRAME_CLASS;
+	buf->comp_level = -1;
+	buf->bci = -1;
+	buf->line = -1;
+	buf->klass = t->ev_class;
 }
 
 /* the kernel frames, symbolized; room is kept for user frames and a reason */
@@ -645,5 +696,7 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 	    th->name)
 		t->thread = th->name;
 	trace_set_error(d, t, &ctx, cm, is_jvm, max);
+	if (t->event == TRACE_EV_ALLOC || t->event == TRACE_EV_LOCK)
+		jvm_event_frames(t, max);
 	return 0;
 }

@@ -63,6 +63,10 @@ struct codemap {
 	uint8_t *buf;			/* records being read */
 	size_t bufcap;
 
+	/* events asked of the agent (CODEMAP_EV_*), held as locks on fd */
+	uint32_t ev_mask;
+	uint64_t ev_interval;
+
 	codemap_tap_fn tap;		/* raw recordings: bytes as consumed */
 	void *tap_ctx;
 
@@ -356,6 +360,43 @@ static int check_owner(const struct stat *st, pid_t pid, const char *display,
  */
 static int jvm_maps_file(pid_t pid, const struct stat *st);
 
+/* one byte of an event request (codemap_format.h, CM_CTL_*): 0/-errno */
+static int request_byte(int fd, uint64_t off)
+{
+	struct flock fl = {
+		.l_type = F_RDLCK, .l_whence = SEEK_SET,
+		.l_start = (off_t)off, .l_len = 1,
+	};
+
+	return fcntl(fd, F_OFD_SETLK, &fl) ? -errno : 0;
+}
+
+/* the requests of cm, on fd (the file read now, or its next generation) */
+static int request_on(const struct codemap *cm, int fd)
+{
+	int ret = 0;
+
+	if (cm->ev_mask & CODEMAP_EV_ALLOC)
+		ret = request_byte(fd, CM_CTL_ALLOC + cm->ev_interval);
+	if (!ret && (cm->ev_mask & CODEMAP_EV_LOCK))
+		ret = request_byte(fd, CM_CTL_LOCK);
+	return ret;
+}
+
+int codemap__request_events(struct codemap *cm, uint32_t mask,
+			    uint64_t interval)
+{
+	if (!cm || cm->fd < 0 || !mask || (mask & ~(CODEMAP_EV_ALLOC |
+						    CODEMAP_EV_LOCK)))
+		return -EINVAL;
+	if ((mask & CODEMAP_EV_ALLOC) &&
+	    (!interval || interval > CM_CTL_ALLOC_MAX))
+		return -ERANGE;
+	cm->ev_mask = mask;
+	cm->ev_interval = interval;
+	return request_on(cm, cm->fd);
+}
+
 static int follow(struct codemap *cm)
 {
 	char why[SAFE_OPEN_WHY_MAX];
@@ -393,6 +434,10 @@ static int follow(struct codemap *cm)
 			       "generation %" PRIu64 " is not of this writer (refused)",
 			       h.generation);
 	}
+	/* the requests move with the reader: held on the new file before
+	 * the old one is let go, so the agent sees no gap */
+	if (cm->ev_mask)
+		request_on(cm, fd);
 	cm_tables__next_generation(&cm->t);
 	cm->stats.gens_missed += h.generation - cm->hdr.generation - 1;
 	cm->stats.handovers++;

@@ -147,6 +147,17 @@ int codemap__pid_path(pid_t pid, pid_t nspid, char *path, size_t len);
 int codemap__open_pid(struct codemap **out, pid_t pid, char *err,
 		      size_t errlen);
 void codemap__free(struct codemap *cm);
+/*
+ * Ask the JVM's agent for events while this map is open (codemap_format.h,
+ * event requests: nothing is written, a lock on the file is held, and
+ * moved to each new generation): CODEMAP_EV_ALLOC at interval bytes,
+ * CODEMAP_EV_LOCK. The agent answers within ~100 ms when its header has
+ * CM_F_EVENTS (codemap__header). 0 or -errno.
+ */
+#define CODEMAP_EV_ALLOC	(1u << 0)
+#define CODEMAP_EV_LOCK		(1u << 1)
+int codemap__request_events(struct codemap *cm, uint32_t mask,
+			    uint64_t interval);
 /* the default budgets (CODEMAP_MAX_*), which every map starts with */
 void codemap__limits_default(struct codemap_limits *out);
 /* other budgets (tests): they apply to the records read from now on */

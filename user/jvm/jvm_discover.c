@@ -256,6 +256,31 @@ static int scan_maps(pid_t pid, char *libjvm, size_t len, char *range,
 	return found ? 1 : 0;
 }
 
+int jvm_discover__agent_map(pid_t pid, char *range, size_t len)
+{
+	char mpath[64], *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
+	FILE *f;
+
+	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)pid);
+	f = fopen(mpath, "re");
+	if (!f)
+		return -errno;
+	while (!ret && getline(&line, &cap, f) > 0) {
+		size_t rl = strcspn(line, " ");
+		const char *p = maps_path(line);
+
+		if (!p || !is_agent_lib(base_name(p)) || rl >= len)
+			continue;
+		snprintf(range, len, "%.*s", (int)rl, line);
+		ret = 1;
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
 int jvm_discover__has_libjvm(pid_t pid, char *libjvm, size_t len)
 {
 	return scan_maps(pid, libjvm, len, NULL, 0, NULL);

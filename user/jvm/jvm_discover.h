@@ -61,6 +61,11 @@ int jvm_discover__is_hotspot(pid_t pid);
 int jvm_discover__elf_is_hotspot(int fd);
 /* whether an asgst agent library is mapped (1), not (0), or -errno */
 int jvm_discover__agent_loaded(pid_t pid);
+/*
+ * The address range ("start-end", as /proc/PID/map_files names it) of the
+ * first mapping of the agent library in pid. 1 found, 0 none, -errno.
+ */
+int jvm_discover__agent_map(pid_t pid, char *range, size_t len);
 
 /*
  * whether pid's command line or its JAVA_TOOL_OPTIONS / JDK_JAVA_OPTIONS /

@@ -56,6 +56,8 @@ struct pipeline_opts {
 	const struct filter *filter;	/* NULL: keep every stack */
 	const struct pipeline_sink *sink;	/* also keep the samples */
 	bool offline;			/* report: never look at /proc */
+	/* -e alloc/lock: each JVM is asked and probed (jvm_events.h) */
+	struct jvm_events *jvm_events;
 };
 
 struct pipeline_stats {

@@ -29,6 +29,7 @@ struct proc_state {
 	bool agent_off_said;	/* "the agent is off" said once */
 	bool cap_said;		/* "the code map exceeds" said once */
 	bool jt_said;		/* "past its share of JavaThreads" once */
+	bool ev_done;		/* asked for JVM events (or refused) */
 	uint64_t cm_capped;	/* its map's records dropped, last counted */
 	const char *comm;	/* process comm, interned */
 	/* its container and pod (container.h), interned; NULL: none. foreign:

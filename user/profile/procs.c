@@ -21,6 +21,7 @@
 #include "jvm/jthreads.h"
 #include "profile/container.h"
 #include "profile/filter.h"
+#include "profile/jvm_events.h"
 #include "profile/pipeline_int.h"
 #include "symbols/maps.h"
 #include "symbols/symbolize.h"
@@ -215,6 +216,14 @@ static void proc_say_budgets(struct pipeline *pl, struct proc_state *ps)
 			"may not be decoded\n", (int)ps->pid, js.share);
 }
 
+/* -e alloc/lock: once its agent is ready */
+static void proc_ask_events(struct pipeline *pl, struct proc_state *ps)
+{
+	if (pl->opts.jvm_events && !ps->ev_done && !ps->map_failed)
+		ps->ev_done = jvm_events__add(pl->opts.jvm_events, ps->pid,
+					      ps->cm) != 0;
+}
+
 static void proc_sync_threads(struct pipeline *pl, struct proc_state *ps)
 {
 	if (!pl->cap || ps->jts || !ps->cm)
@@ -248,6 +257,7 @@ static void proc_try_codemap(struct pipeline *pl, struct proc_state *ps,
 	codemap__set_retention(ps->cm, CODEMAP_RETAIN_NS);
 	proc_say_agent_off(pl, ps);
 	proc_sync_threads(pl, ps);
+	proc_ask_events(pl, ps);
 	if (pl->opts.sink && (ps->tap = malloc(sizeof(*ps->tap)))) {
 		ps->tap->sink = pl->opts.sink;
 		ps->tap->pid = ps->pid;
@@ -388,6 +398,8 @@ void procs__update_codemaps(struct pipeline *pl, uint64_t now)
 		}
 		if (ps->used && ps->cm)
 			proc_say_agent_off(pl, ps);
+		if (ps->used && ps->cm)
+			proc_ask_events(pl, ps);
 		if (ps->used && ps->cm)
 			proc_say_map_loss(pl, ps);
 		if (ps->used && ps->cm)

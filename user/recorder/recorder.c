@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "jvm/attach.h"
+#include "jvm/codemap.h"
 #include "profile/filter.h"
+#include "profile/jvm_events.h"
 #include "profile/profile.h"
 #include "recorder/recorder_int.h"
 #include "util/clock.h"
@@ -97,6 +99,38 @@ static int open_pipeline(struct recorder *r, struct pipeline_opts *po,
 	return 0;
 }
 
+/*
+ * -e alloc/lock: the JVMs' agents asked and probed as the pipeline finds
+ * them; the agent library is the reference of what gets a uprobe
+ */
+static int open_jvm_events(struct recorder *r, struct pipeline_opts *po)
+{
+	uint32_t mask = 0;
+	char err[512];
+
+	if (!(r->o.events & ASGST_EVMASK_JVM))
+		return 0;
+	if (!r->agent[0] && attach__find_agent(r->agent, sizeof(r->agent),
+					       err, sizeof(err))) {
+		recorder_say(r, "%s: -e alloc and -e lock need it", err);
+		return 1;
+	}
+	if (r->o.events & ASGST_EVMASK_ALLOC)
+		mask |= CODEMAP_EV_ALLOC;
+	if (r->o.events & ASGST_EVMASK_LOCK)
+		mask |= CODEMAP_EV_LOCK;
+	r->jev = jvm_events__new(r->ops->capture(r->cap), r->agent, mask,
+				 r->o.alloc_interval ? r->o.alloc_interval :
+						       RECORDER_ALLOC_INTERVAL,
+				 r->o.quiet, err, sizeof(err));
+	if (!r->jev) {
+		recorder_say(r, "%s", err);
+		return 1;
+	}
+	po->jvm_events = r->jev;
+	return 0;
+}
+
 /* the pipeline over the sampler, the targets known before sampling */
 static int open_live(struct recorder *r)
 {
@@ -112,6 +146,8 @@ static int open_live(struct recorder *r)
 		else
 			po.agent_path = r->agent;
 	}
+	if (open_jvm_events(r, &po))
+		return 1;
 	po.sink = r->raw ? &r->sink : NULL;
 	if (open_pipeline(r, &po, r->ops->capture(r->cap)))
 		return 1;
@@ -272,6 +308,7 @@ void recorder__close(struct recorder *r)
 	recorder_targets_close(r);
 	recorder_outputs_close(r);
 	pipeline__free(r->pl);
+	jvm_events__free(r->jev);
 	recorder_sideband_close(r);
 	profile__free(r->prof);
 	if (r->cap)

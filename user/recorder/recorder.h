@@ -72,6 +72,9 @@ extern const struct recorder_ops recorder_bpf_ops;
 
 struct filter;
 
+/* -e alloc without --alloc-interval: the JVM's own default (512 KiB) */
+#define RECORDER_ALLOC_INTERVAL	(512u << 10)
+
 struct recorder_opts {
 	/* targets: filter_mode ASGST_FILTER_ALL (-a), _PIDS (pids, or cmd),
 	 * _CGROUP (cgroup); or container: filter->container names it */
@@ -88,6 +91,7 @@ struct recorder_opts {
 	uint32_t window;	/* stack window bytes */
 	bool window_all;	/* a window for every process, not JVMs only */
 	uint32_t ringbuf_mb;	/* 0: the default */
+	uint64_t alloc_interval; /* -e alloc: bytes between samples */
 
 	/* outputs: a NULL path is stdout; a raw one (OUT_RAW) gets the
 	 * samples, code maps and processes, the first raw one only */

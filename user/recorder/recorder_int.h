@@ -53,6 +53,7 @@ struct recorder {
 	struct container_target ct;	/* --container */
 	struct targets tg;
 	char agent[4096];
+	struct jvm_events *jev;	/* -e alloc/lock */
 	bool tty;		/* a status line on stderr */
 	bool started;		/* sampling started */
 	bool stopped;		/* recorder__stop done */

@@ -767,3 +767,56 @@ long elf_module__find_name(const struct elf_module *m, const char *name)
 			return i;
 	return -ENOENT;
 }
+
+int elf_symbol_file_offset(int fd, const char *name, uint64_t *off)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Sym found;
+	size_t nph;
+	bool have = false;
+	int ret = -ENOENT;
+	Elf *e = elf_open_fd(fd);
+
+	if (!e)
+		return -EINVAL;
+	while (!have && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < d->d_size / sh.sh_entsize; i++) {
+			const char *n;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			n = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name)) {
+				found = sym;
+				have = true;
+				break;
+			}
+		}
+	}
+	if (!have || elf_getphdrnum(e, &nph))
+		goto cleanup;
+	/* the loadable segment that holds it maps file to address 1:1 */
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    found.st_value < ph.p_vaddr ||
+		    found.st_value >= ph.p_vaddr + ph.p_filesz)
+			continue;
+		*off = found.st_value - ph.p_vaddr + ph.p_offset;
+		ret = 0;
+		break;
+	}
+cleanup:
+	elf_end(e);
+	return ret;
+}

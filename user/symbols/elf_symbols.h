@@ -40,6 +40,11 @@ struct elf_module_opts {
 
 /* build-id of the ELF file on fd (file offset untouched); length or -errno */
 int elf_read_build_id(int fd, uint8_t *id, size_t cap);
+/*
+ * The file offset of the code of the defined dynamic function name in the
+ * ELF file on fd (where a uprobe goes). 0, -ENOENT, or -EINVAL.
+ */
+int elf_symbol_file_offset(int fd, const char *name, uint64_t *off);
 /* "abcd..." hex of id into buf (2*len+1 bytes) */
 void elf_build_id_hex(const uint8_t *id, size_t len, char *buf);
 
