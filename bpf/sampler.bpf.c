@@ -1110,15 +1110,73 @@ static __always_inline void stat_inc_atomic(__u32 idx)
  * the ring buffer's own reservation, never through the per-CPU buffers,
  * which a cpu sample interrupting this program would overwrite.
  */
+/* what the probe passed, into a record's header */
+static __always_inline void jvm_ev_head(struct asgst_sample_hdr *h,
+					struct pt_regs *ctx)
+{
+	h->ev_size = ctx->dx;
+	h->ev_weight = ctx->cx;
+	if (bpf_probe_read_user_str(h->ev_class, sizeof(h->ev_class),
+				    (void *)ctx->si) < 0)
+		h->ev_class[0] = 0;
+}
+
+/* a JVM event's record with the stack window, in a reservation of its own
+ * size; false: the ring is full */
+static __always_inline bool jvm_ev_window(struct pt_regs *ctx,
+					  struct task_struct *task, __u64 id,
+					  struct thread_cache *tc, __u32 event,
+					  __u64 now)
+{
+	struct asgst_sample_hdr *h;
+	__u32 kbytes;
+	void *rec;
+
+	rec = bpf_ringbuf_reserve(&events, REC_BASE + window_size + 8, 0);
+	if (!rec)
+		return false;
+	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
+	h = rec;
+	h->flags |= ASGST_SF_WINDOW_WANTED;
+	jvm_ev_head(h, ctx);
+	fill_window(rec, task, tc, id >> 32, kbytes, true);
+	submit(rec);
+	return true;
+}
+
+/* the same without a window (--stack-window 0): the kernel's walk */
+static __always_inline bool jvm_ev_plain(struct pt_regs *ctx,
+					 struct task_struct *task, __u64 id,
+					 struct thread_cache *tc, __u32 event,
+					 __u64 now)
+{
+	__u32 kbytes;
+	void *rec;
+
+	rec = bpf_ringbuf_reserve(&events, REC_BASE, 0);
+	if (!rec)
+		return false;
+	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
+	jvm_ev_head(rec, ctx);
+	user_stack_kernel(ctx, rec, kbytes);
+	submit(rec);
+	return true;
+}
+
+/*
+ * The agent's probe was called on a JVM thread (bpf/sampler.h): a record
+ * of that thread's stack there, as a cpu sample's. Everything goes into
+ * the ring buffer's own reservation, never through the per-CPU buffers,
+ * which a cpu sample interrupting this program would overwrite.
+ */
 SEC("uprobe")
 int asgst_jvm_event(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now;
-	struct asgst_sample_hdr *h;
 	struct thread_cache tmp, *tc;
 	struct task_struct *task;
-	__u32 kind = (__u32)ctx->di, event, kbytes;
-	void *rec;
+	__u32 kind = (__u32)ctx->di, event;
+	bool ok;
 
 	if (kind == ASGST_PROBE_ALLOC && (event_mask & ASGST_EVMASK_ALLOC))
 		event = ASGST_EV_ALLOC;
@@ -1138,29 +1196,14 @@ int asgst_jvm_event(struct pt_regs *ctx)
 		return 0;
 	}
 	if (window_size && tc->window)
-		rec = bpf_ringbuf_reserve(&events, REC_BASE + window_size + 8, 0);
+		ok = jvm_ev_window(ctx, task, id, tc, event, now);
 	else
-		rec = bpf_ringbuf_reserve(&events, REC_BASE, 0);
-	if (!rec) {
+		ok = jvm_ev_plain(ctx, task, id, tc, event, now);
+	if (!ok)
 		stat_inc_atomic(ASGST_STAT_JVM_EV_LOST);
-		return 0;
-	}
-	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
-	h = rec;
-	h->ev_size = ctx->dx;
-	h->ev_weight = ctx->cx;
-	if (bpf_probe_read_user_str(h->ev_class, sizeof(h->ev_class),
-				    (void *)ctx->si) < 0)
-		h->ev_class[0] = 0;
-	if (window_size && tc->window) {
-		h->flags |= ASGST_SF_WINDOW_WANTED;
-		fill_window(rec, task, tc, id >> 32, kbytes, true);
-	} else {
-		user_stack_kernel(ctx, rec, kbytes);
-	}
-	submit(rec);
-	stat_inc_atomic(event == ASGST_EV_ALLOC ? ASGST_STAT_ALLOC :
-						  ASGST_STAT_LOCK);
+	else
+		stat_inc_atomic(event == ASGST_EV_ALLOC ? ASGST_STAT_ALLOC :
+							  ASGST_STAT_LOCK);
 	return 0;
 }
 

@@ -1258,6 +1258,71 @@ static void test_handover(void **state)
 	free(g1.buf);
 }
 
+/* the request the agent sees on fd over [start, start + len): the lock's
+ * offset, 0 when none */
+static uint64_t request_at(int fd, uint64_t start, uint64_t len)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET,
+		.l_start = (off_t)start, .l_len = (off_t)len,
+	};
+
+	assert_int_equal(fcntl(fd, F_OFD_GETLK, &fl), 0);
+	return fl.l_type == F_UNLCK ? 0 : (uint64_t)fl.l_start;
+}
+
+/*
+ * Event requests are locks the agent can see on the map file, at the
+ * offsets codemap_format.h gives; they follow the reader to the next
+ * generation and go with it.
+ */
+static void test_event_requests(void **state)
+{
+	struct mapw g0, g1;
+	struct codemap *cm = NULL;
+	char err[512];
+	const char *path = tpath("req.map");
+	int fd, fd1;
+
+	(void)state;
+	build_gen0(&g0, true);
+	write_file(path, g0.buf, g0.len);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(codemap__open(&cm, "/", path, err, sizeof(err)), 0);
+	assert_int_equal(request_at(fd, CM_CTL_ALLOC + 1, CM_CTL_ALLOC_MAX), 0);
+	assert_int_equal(codemap__request_events(cm, CODEMAP_EV_ALLOC, 0),
+			 -ERANGE);
+	assert_int_equal(codemap__request_events(cm, 1u << 7, 1), -EINVAL);
+	assert_int_equal(codemap__request_events(cm, CODEMAP_EV_ALLOC |
+						 CODEMAP_EV_LOCK, 65536), 0);
+	assert_int_equal(request_at(fd, CM_CTL_ALLOC + 1, CM_CTL_ALLOC_MAX),
+			 CM_CTL_ALLOC + 65536);
+	assert_int_equal(request_at(fd, CM_CTL_LOCK, 1), CM_CTL_LOCK);
+
+	/* the next generation: held there, let go of on the old file */
+	build_gen1(&g1, 1, true);
+	hand_over(path, &g0, fd, &g1);
+	fd1 = open(path, O_RDWR);
+	assert_true(fd1 >= 0);
+	assert_int_equal(request_at(fd1, CM_CTL_LOCK, 1), 0);
+	assert_int_equal(codemap__update(cm), 0);
+	assert_true(codemap__ok(cm));
+	assert_int_equal(request_at(fd1, CM_CTL_ALLOC + 1, CM_CTL_ALLOC_MAX),
+			 CM_CTL_ALLOC + 65536);
+	assert_int_equal(request_at(fd1, CM_CTL_LOCK, 1), CM_CTL_LOCK);
+	assert_int_equal(request_at(fd, CM_CTL_LOCK, 1), 0);
+	assert_int_equal(request_at(fd, CM_CTL_ALLOC + 1, CM_CTL_ALLOC_MAX), 0);
+	/* the reader gone, nothing is asked */
+	codemap__free(cm);
+	assert_int_equal(request_at(fd1, CM_CTL_LOCK, 1), 0);
+	assert_int_equal(request_at(fd1, CM_CTL_ALLOC + 1, CM_CTL_ALLOC_MAX), 0);
+	close(fd);
+	close(fd1);
+	free(g0.buf);
+	free(g1.buf);
+}
+
 /* the writer dropped the UNLOAD of X and the end of thread 2, and the
  * reader missed generation 1: the snapshot of generation 2 says they are
  * gone */
@@ -2147,6 +2212,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_real_maps),
 		cmocka_unit_test(test_cmd_codemap),
 		cmocka_unit_test(test_handover),
+		cmocka_unit_test(test_event_requests),
 		cmocka_unit_test(test_handover_lost),
 		cmocka_unit_test(test_handover_refused),
 		cmocka_unit_test(test_version1),

@@ -337,6 +337,58 @@ static void test_v2_chunk(void **state)
 	}
 }
 
+/*
+ * Version 3: the JVM events' fields; an allocation or lock event only in
+ * a header that has them.
+ */
+static void test_v3_jvm_events(void **state)
+{
+	(void)state;
+	for (int i = 0; i < nrecs; i++) {
+		const struct asgst_sample_hdr *o = (void *)recs[i].buf;
+		size_t stacks = 8ull * (o->kstack_n + o->ustack_n);
+		size_t woff = sizeof(*o) + stacks, len = woff + o->window_len;
+		uint64_t *b = aligned_alloc(8, (len + 7) & ~(size_t)7);
+		struct asgst_sample_hdr *h = (void *)b;
+		const uint8_t *src = (const uint8_t *)o + o->hdr_size;
+		const char *why = "unset";
+		struct sample s;
+
+		assert_non_null(b);
+		memset(b, 0, len);
+		memcpy(h, o, o->hdr_size);
+		h->version = 3;
+		h->hdr_size = sizeof(*h);
+		h->window_off = (uint32_t)woff;
+		h->pad = 0;
+		h->chunk_len = h->chunk_off = 0;
+		h->chunk_addr = h->chunk_sp = h->chunk_end = 0;
+		h->event = ASGST_EV_ALLOC;
+		h->ev_size = 24;
+		h->ev_weight = 524288;
+		strcpy(h->ev_class, "java.lang.String");
+		memcpy((uint8_t *)b + sizeof(*h), src, stacks);
+		memcpy((uint8_t *)b + woff, src + stacks, o->window_len);
+		assert_int_equal(sample__parse(b, len, &s, &why), 0);
+		assert_null(why);
+		assert_ptr_equal(s.window, (uint8_t *)b + woff);
+		assert_memory_equal(s.window, src + stacks, o->window_len);
+		assert_string_equal(s.hdr->ev_class, "java.lang.String");
+		h->event = ASGST_EV_LOCK;
+		assert_int_equal(sample__parse(b, len, &s, &why), 0);
+		h->event = ASGST_EV_LOCK + 1;
+		expect_bad(b, len, "unknown event");
+		/* a version 2 header ends before the events' fields */
+		h->event = ASGST_EV_ALLOC;
+		h->version = 2;
+		expect_bad(b, len, "unknown event");
+		h->version = 3;
+		h->hdr_size = offsetof(struct asgst_sample_hdr, ev_size);
+		expect_bad(b, len, "bad header size");
+		free(b);
+	}
+}
+
 static void expect_bad(uint64_t *b, size_t len, const char *reason)
 {
 	const char *why = NULL;
@@ -524,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_v2_layout),
 		cmocka_unit_test(test_v2_chunk),
+		cmocka_unit_test(test_v3_jvm_events),
 		cmocka_unit_test(test_misaligned_and_null),
 	};
 

@@ -771,7 +771,7 @@ long elf_module__find_name(const struct elf_module *m, const char *name)
 int elf_symbol_file_offset(int fd, const char *name, uint64_t *off)
 {
 	Elf_Scn *scn = NULL;
-	GElf_Sym found;
+	GElf_Sym found = { 0 };
 	size_t nph;
 	bool have = false;
 	int ret = -ENOENT;
