@@ -10,7 +10,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <jvmti.h>
 
 /*
  * The probe (ASGST_PROBE_SYMBOL in bpf/sampler.h): does nothing; a uprobe
@@ -29,6 +28,11 @@ void jev__dotted_class(const char *sig, char *buf, size_t len);
  * size / (1 - exp(-size / interval)), never below size */
 uint64_t jev__alloc_weight(uint64_t size, uint64_t interval);
 
+/* the JVMTI side; without it (JEV_NO_JVMTI) the pure functions above,
+ * for a test built without the JDK's headers */
+#ifndef JEV_NO_JVMTI
+#include <jvmti.h>
+
 /* before SetEventCallbacks: the events' callbacks into cb */
 void jev__callbacks(jvmtiEventCallbacks *cb);
 /*
@@ -40,5 +44,6 @@ void jev__init(jvmtiEnv *jvmti, JNIEnv *jni);
 void jev__poll(void);
 /* the agent stops: both events off (not at VM death: JVMTI is gone) */
 void jev__stop(void);
+#endif
 
 #endif /* ASGST_AGENT_JVM_EVENTS_H */
