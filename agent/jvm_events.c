@@ -169,7 +169,9 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *env, JNIEnv *jni, jthread t,
  * another carrier, so neither a __thread variable nor the carrier's JVMTI
  * storage would follow it, while its tid does. Fixed size and lock-free:
  * an enter that finds no slot is not timed. A slot older than the time
- * the lock events came on is free (its entered never came).
+ * the lock events came on is free (its entered never came). JDK 25 posts
+ * no contended-enter events for a virtual thread that unmounts to wait
+ * for a monitor, so this mostly serves platform threads.
  */
 #define WAIT_SLOTS	4096u
 #define WAIT_PROBES	16u
@@ -203,8 +205,14 @@ static void wait_begin(uint64_t tid, uint64_t now)
 			__atomic_store_n(&s->start, now, __ATOMIC_RELEASE);
 			return;
 		}
-		if (cur && __atomic_load_n(&s->start, __ATOMIC_ACQUIRE) >= since)
-			continue;
+		/* a slot taken is free once its start predates the events'
+		 * start; start 0 is a claim or a release under way */
+		if (cur) {
+			uint64_t st = __atomic_load_n(&s->start, __ATOMIC_ACQUIRE);
+
+			if (!st || st >= since)
+				continue;
+		}
 		if (__atomic_compare_exchange_n(&s->tid, &cur, tid, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
@@ -326,7 +334,12 @@ static jvmtiError ev_off(int e)
 	jvmtiError err, e2;
 
 	err = ev_mode(e, JVMTI_DISABLE);
-	/* given back, an unprofiled JVM holds nothing of ours */
+	/*
+	 * Given back: HotSpot's can_generate_sampled_object_alloc_events is
+	 * a solo capability (one environment at a time), so while held no
+	 * other agent of the JVM could sample allocations. Neither capability
+	 * costs the JVM anything by itself: the enabled events do.
+	 */
 	ev_caps(e, &c);
 	e2 = (*jv)->RelinquishCapabilities(jv, &c);
 	cmw__clear_flags(evs[e].flag);
