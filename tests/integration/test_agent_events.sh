@@ -5,7 +5,8 @@
 # at CM_CTL_ALLOC + 524288, locks at CM_CTL_LOCK); within 2 s the header
 # says CM_F_ALLOC_ON and CM_F_LOCK_ON and the probe asgst_probe_event is
 # called for both kinds (counted with a perf uprobe); the helper killed,
-# both go off within 2 s and the probe is quiet. Then, with a map that
+# both go off within 2 s and the probe is quiet; asked again they come
+# back, and the interval follows the request that remains. Then, with a map that
 # compacts (CodeChurn, compactmin=64k), a helper that follows each new
 # generation as a recorder does keeps the request through the renames.
 . "$(dirname "$0")/lib.sh"
@@ -21,8 +22,9 @@ command -v perf >/dev/null || skip_or_fail "perf missing (linux-perf)"
 
 # the helper: a recorder's requests. ctl.py MAP REQ... (alloc=N, lock)
 # takes the locks on an O_RDONLY open of MAP, prints LOCKED and holds them;
-# with --follow it moves to the file at MAP when a compaction renames a new
-# generation over it, as the recorder does. F_OFD_SETLK is 37 (<fcntl.h>;
+# with --follow it moves to the file at MAP 0.5 s after a compaction renames
+# a new generation over it, as the recorder does once it has read the old
+# one to its end. F_OFD_SETLK is 37 (<fcntl.h>;
 # Python's fcntl module does not name it).
 cat > "$TMP/ctl.py" <<'EOF'
 import fcntl, os, struct, sys, time
@@ -31,6 +33,9 @@ CTL_ALLOC = 1 << 40
 CTL_LOCK = (1 << 40) + (1 << 33)
 path, follow = sys.argv[1], "--follow" in sys.argv
 reqs = [a for a in sys.argv[2:] if a != "--follow"]
+# a recorder reads the old generation to its end before it moves: the
+# agent must find the request there meanwhile
+LAG = 0.5
 
 def take(p):
     fd = os.open(p, os.O_RDONLY)
@@ -43,6 +48,7 @@ def take(p):
 fd = take(path)
 print("LOCKED", flush=True)
 moves = 0
+seen = None
 while True:
     time.sleep(0.05)
     if not follow:
@@ -51,8 +57,14 @@ while True:
         st = os.stat(path)
     except FileNotFoundError:
         continue
-    if st.st_ino != os.fstat(fd).st_ino:
+    if st.st_ino == os.fstat(fd).st_ino:
+        seen = None
+        continue
+    if seen is None:
+        seen = time.monotonic()
+    if time.monotonic() - seen >= LAG:
         # the new generation first, then the old one goes
+        seen = None
         nfd = take(path)
         os.close(fd)
         fd = nfd
@@ -147,6 +159,29 @@ events_check() {
 		fail "$_lb: probe still called after the request went (alloc ${1:-?}, lock ${2:-?})"
 	grep -q 'allocation events off' "$_out" && grep -q 'lock events off' "$_out" ||
 		{ cat "$_out"; fail "$_lb: no info lines for events off"; }
+	# asked again (the capability was given back), then at another
+	# interval: a second recorder's stays when the first one goes
+	python3 "$TMP/ctl.py" "$_map" alloc=1048576 > "$TMP/$_lb.ctl2" 2>&1 &
+	_h=$!; bg $_h
+	wait_flags "$_map" $F_ALLOC_ON $F_ALLOC_ON 20 > /dev/null ||
+		{ cat "$_out"; fail "$_lb: allocation events not on again when asked again"; }
+	python3 "$TMP/ctl.py" "$_map" alloc=262144 > "$TMP/$_lb.ctl3" 2>&1 &
+	_h3=$!; bg $_h3
+	_n=20
+	while ! grep -qs LOCKED "$TMP/$_lb.ctl3" && [ $_n -gt 0 ]; do sleep 0.1; _n=$((_n - 1)); done
+	sleep 0.3
+	kill -9 $_h; wait $_h 2>/dev/null
+	_n=20
+	while ! grep -q 'one sample every 262144 bytes now' "$_out" && [ $_n -gt 0 ]; do
+		sleep 0.1; _n=$((_n - 1))
+	done
+	grep -q 'one sample every 262144 bytes now' "$_out" ||
+		{ cat "$_out"; fail "$_lb: the interval did not follow the remaining request"; }
+	[ $(( $(flags "$_map") & F_ALLOC_ON )) -ne 0 ] ||
+		fail "$_lb: allocation events off while a request remains"
+	kill -9 $_h3; wait $_h3 2>/dev/null
+	wait_flags "$_map" $F_ALLOC_ON 0 20 > /dev/null ||
+		fail "$_lb: allocation events still on 2 s after the last request went"
 	kill $_pid; wait $_pid 2>/dev/null
 	grep -Eq '^asgst-agent.* (warn|error):' "$_out" && { cat "$_out"; fail "$_lb: agent warned"; }
 	echo "INFO: $_lb: on within $((_on * 100 + 100)) ms, 2 s: $_a allocation and $_l lock probe hits, off within $((_off * 100 + 100)) ms"
