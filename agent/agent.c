@@ -20,6 +20,7 @@
 #include <jvmti.h>
 #include <jvmticmlr.h>
 #include "cmwriter.h"
+#include "jvm_events.h"
 #include "log.h"
 #include "vmconsts.h"
 
@@ -72,30 +73,6 @@ static uint32_t gettid_u32(void)
 
 /* ---- METHOD records --------------------------------------------------- */
 
-/* "Ljava/lang/String;" -> "java.lang.String" into buf */
-static void dotted_class(const char *sig, char *buf, size_t len)
-{
-	size_t n, i;
-
-	if (!sig) {
-		snprintf(buf, len, "?");
-		return;
-	}
-	if (sig[0] == 'L') {
-		sig++;
-		n = strlen(sig);
-		if (n && sig[n - 1] == ';')
-			n--;
-	} else {
-		n = strlen(sig);
-	}
-	if (n >= len)
-		n = len - 1;
-	for (i = 0; i < n; i++)
-		buf[i] = sig[i] == '/' ? '.' : sig[i];
-	buf[n] = 0;
-}
-
 struct class_info {
 	char name[1024];
 	char *source;		/* JVMTI-allocated or NULL */
@@ -108,7 +85,7 @@ static void class_info_get(jclass k, struct class_info *ci)
 	ci->source = NULL;
 	if ((*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
 		sig = NULL;
-	dotted_class(sig, ci->name, sizeof(ci->name));
+	jev__dotted_class(sig, ci->name, sizeof(ci->name));
 	jfree(sig);
 	if ((*jvmti)->GetSourceFileName(jvmti, k, &ci->source) != JVMTI_ERROR_NONE)
 		ci->source = NULL;
@@ -926,6 +903,8 @@ static void *compactor_main(void *arg)
 		return NULL;
 	}
 	compactor_jni = jni;
+	/* this thread answers the event requests too */
+	jev__init(jvmti, jni);
 	while (!__atomic_load_n(&compactor_stop, __ATOMIC_ACQUIRE) &&
 	       cmw__active()) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
@@ -933,6 +912,7 @@ static void *compactor_main(void *arg)
 		nanosleep(&ts, NULL);
 		if (__atomic_load_n(&compactor_stop, __ATOMIC_ACQUIRE))
 			break;
+		jev__poll();
 		if (wait_ticks) {
 			wait_ticks--;
 			continue;
@@ -950,7 +930,11 @@ static void *compactor_main(void *arg)
 			backoff = 0;
 		}
 	}
-	/* at VM death the JVM tears down its daemon threads itself */
+	/* the agent turned itself off: no events for a recorder that cannot
+	 * decode them; at VM death JVMTI is gone and the JVM tears down its
+	 * daemon threads itself */
+	if (!__atomic_load_n(&compactor_stop, __ATOMIC_ACQUIRE))
+		jev__stop();
 	return NULL;
 }
 
@@ -1195,6 +1179,7 @@ static int agent_start(JavaVM *vm, const char *options, bool live)
 	cb.DynamicCodeGenerated = on_dynamic_code;
 	cb.ThreadStart = on_thread_start;
 	cb.ThreadEnd = on_thread_end;
+	jev__callbacks(&cb);
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb))) {
 		cmw__disable("JVMTI SetEventCallbacks failed");
 		return 0;

@@ -155,6 +155,10 @@ struct live {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gen cur = { .fd = -1 };
+/* the generation before cur, open but unmapped until the next compaction:
+ * a reader holds its event-request locks there until it follows the
+ * rename (codemap_format.h) */
+static int prev_fd = -1;
 static struct live live;
 static uint64_t mapped_max;
 static uint64_t compact_min = CMW_COMPACT_MIN;
@@ -1185,6 +1189,7 @@ int cmw__compact(const uint64_t *lm, size_t n_lm, uint64_t mark,
 	struct live nl;
 	struct cm_file_header *h;
 	uint64_t estimate, t_lock;
+	int stale_fd;
 
 	memset(st, 0, sizeof(*st));
 	memset(&nl, 0, sizeof(nl));
@@ -1204,7 +1209,8 @@ int cmw__compact(const uint64_t *lm, size_t n_lm, uint64_t mark,
 	h->version = CM_VERSION;
 	h->header_size = CM_HEADER_SIZE;
 	h->writer_pid = cur.hdr->writer_pid;
-	h->flags = cur.hdr->flags & (CM_F_READY | CM_F_FULL);
+	h->flags = cur.hdr->flags & (CM_F_READY | CM_F_FULL | CM_F_EVENTS |
+				     CM_F_ALLOC_ON | CM_F_LOCK_ON);
 	h->max_size = cur.hdr->max_size;
 	h->start_ns = cur.hdr->start_ns;
 	h->dropped = cur.hdr->dropped;
@@ -1225,11 +1231,16 @@ int cmw__compact(const uint64_t *lm, size_t n_lm, uint64_t mark,
 	st->new_bytes = h->write_pos;
 	old = cur;
 	cur = g;
+	stale_fd = prev_fd;
+	prev_fd = old.fd;
+	old.fd = -1;
 	live_free(&live);
 	live = nl;
 	dropped_at_gen = h->dropped;
 	st->locked_ns = cmw__now_ns() - t_lock;
 	pthread_mutex_unlock(&mu);
+	if (stale_fd >= 0)
+		close(stale_fd);
 	gen_drop(&old);
 	return 0;
 abort:
@@ -1246,6 +1257,53 @@ void cmw__set_flags(uint32_t set)
 	if (cur.hdr && state == 1)
 		__atomic_or_fetch(&cur.hdr->flags, set, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&mu);
+}
+
+void cmw__clear_flags(uint32_t clr)
+{
+	pthread_mutex_lock(&mu);
+	if (cur.hdr && state == 1)
+		__atomic_and_fetch(&cur.hdr->flags, ~clr, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&mu);
+}
+
+/* the first lock another open file description holds in the range, on fd */
+static int ctl_query_fd(int fd, uint64_t start, uint64_t len,
+			uint64_t *found)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	/* a write lock conflicts with every read lock of another OFD */
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t)start;
+	fl.l_len = (off_t)len;
+	if (fcntl(fd, F_OFD_GETLK, &fl))
+		return -1;
+	if (fl.l_type == F_UNLCK)
+		return 0;
+	*found = (uint64_t)fl.l_start;
+	return 1;
+}
+
+int cmw__ctl_query(uint64_t start, uint64_t len, uint64_t *found_start)
+{
+	int ret = 0, r;
+
+	pthread_mutex_lock(&mu);
+	if (state != 1 || cur.fd < 0) {
+		ret = -1;
+		goto cleanup;
+	}
+	ret = ctl_query_fd(cur.fd, start, len, found_start);
+	if (ret == 0 && prev_fd >= 0) {
+		r = ctl_query_fd(prev_fd, start, len, found_start);
+		ret = r < 0 ? 0 : r;	/* the current file answered */
+	}
+cleanup:
+	pthread_mutex_unlock(&mu);
+	return ret;
 }
 
 void cmw__disable(const char *reason)
@@ -1271,6 +1329,9 @@ void cmw__close(void)
 		unlink(path_buf);
 		close(cur.fd);
 		cur.fd = -1;
+		if (prev_fd >= 0)
+			close(prev_fd);
+		prev_fd = -1;
 		/* the mapping stays: a late callback may still test state */
 	}
 	pthread_mutex_unlock(&mu);

@@ -30,6 +30,15 @@ int cmw__open(const char *path, uint64_t max_size);
 void cmw__append(const void *rec, size_t len);
 /* set header flags (release store) */
 void cmw__set_flags(uint32_t set);
+/* clear header flags (release store) */
+void cmw__clear_flags(uint32_t clr);
+/*
+ * Event requests (codemap_format.h): the start of a lock another open
+ * file description holds in [start, start + len) on the current file, or
+ * else on the generation before it. 1 and *found_start, 0 none, -1 the
+ * writer is off or the kernel refused.
+ */
+int cmw__ctl_query(uint64_t start, uint64_t len, uint64_t *found_start);
 /* stop writing for good and say why */
 void cmw__disable(const char *reason);
 /* mark closed and remove the file; idempotent */
