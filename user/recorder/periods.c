@@ -77,6 +77,14 @@ void recorder_period_meta(struct recorder *r, uint64_t end_ns)
 			 st0[ASGST_STAT_OFFCPU_LOST];
 	m->offcpu_capture_ns = st[ASGST_STAT_OFFCPU_CAPTURE_NS] -
 			       st0[ASGST_STAT_OFFCPU_CAPTURE_NS];
+	m->alloc_events = st[ASGST_STAT_ALLOC] - st0[ASGST_STAT_ALLOC];
+	m->lock_events = st[ASGST_STAT_LOCK] - st0[ASGST_STAT_LOCK];
+	m->jvm_ev_lost = st[ASGST_STAT_JVM_EV_LOST] -
+			 st0[ASGST_STAT_JVM_EV_LOST];
+	m->jvm_ev_throttled = st[ASGST_STAT_JVM_EV_THROTTLED] -
+			      st0[ASGST_STAT_JVM_EV_THROTTLED];
+	m->alloc_interval = r->co.events & ASGST_EVMASK_ALLOC ?
+			    r->o.alloc_interval : 0;
 }
 
 /*

@@ -88,6 +88,7 @@ struct recorder_opts {
 	uint32_t window;	/* stack window bytes */
 	bool window_all;	/* a window for every process, not JVMs only */
 	uint32_t ringbuf_mb;	/* 0: the default */
+	uint64_t alloc_interval; /* alloc: bytes between sampled allocations */
 
 	/* outputs: a NULL path is stdout; a raw one (OUT_RAW) gets the
 	 * samples, code maps and processes, the first raw one only */
