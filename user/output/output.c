@@ -14,11 +14,7 @@
 static const char *const collapsed_exts[] = { ".collapsed", ".folded",
 					      ".txt" };
 
-/*
- * The sibling of path for a family: out.collapsed -> out.alloc.collapsed,
- * out -> out.alloc. NULL without memory.
- */
-static char *sibling_path(const char *path, const char *family)
+char *output__sibling(const char *path, const char *family)
 {
 	const char *base = strrchr(path, '/');
 	size_t n = strlen(path), cut = n;
@@ -55,7 +51,7 @@ static int write_collapsed_siblings(struct output *o, const struct profile *p,
 	for (unsigned fam = 0; fam < EVF_N && !rc; fam++) {
 		if (!(fams & EVF_BIT(fam)))
 			continue;
-		path = sibling_path(o->path, ev_family__name(fam));
+		path = output__sibling(o->path, ev_family__name(fam));
 		if (!path) {
 			snprintf(err, errlen, "writing %s failed: %s", o->path,
 				 strerror(ENOMEM));
