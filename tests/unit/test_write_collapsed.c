@@ -18,6 +18,7 @@
 #include "profile/profile.h"
 #include "trace.h"
 #include "output/output.h"
+#include "output/switch_name.h"
 #include "output/writers.h"
 #include "unit/writers_fixture.h"
 
@@ -525,6 +526,35 @@ static void test_jvm_event_stream(void **state)
 	profile__free(p);
 }
 
+/* --switch-max-files: an old period's siblings go with it */
+static void test_rotation_takes_siblings(void **state)
+{
+	char dir[] = "/tmp/test_collapsed.XXXXXX", a[128], b[128], sib[128];
+	struct switch_files kept = { .max = 1, .siblings = true };
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/p1.collapsed", dir);
+	snprintf(b, sizeof(b), "%s/p2.collapsed", dir);
+	snprintf(sib, sizeof(sib), "%s/p1.alloc.collapsed", dir);
+	assert_non_null(f = fopen(a, "w"));
+	fclose(f);
+	assert_non_null(f = fopen(sib, "w"));
+	fclose(f);
+	assert_non_null(f = fopen(b, "w"));
+	fclose(f);
+	assert_int_equal(switch_files__add(&kept, a), 0);
+	/* p1 has no lock sibling: nothing to remove there */
+	assert_int_equal(switch_files__add(&kept, b), 0);
+	assert_int_not_equal(access(a, F_OK), 0);
+	assert_int_not_equal(access(sib, F_OK), 0);
+	assert_int_equal(access(b, F_OK), 0);
+	switch_files__free(&kept);
+	assert_int_equal(unlink(b), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_output_format),
 		cmocka_unit_test(test_jvm_event_siblings),
 		cmocka_unit_test(test_jvm_event_stream),
+		cmocka_unit_test(test_rotation_takes_siblings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,8 +55,10 @@ static int period_open(struct recorder *r, time_t began)
 /* the first period's files, opened as recorder__open opens outputs */
 int recorder_periods_open(struct recorder *r)
 {
-	for (size_t i = 0; i < r->o.nout; i++)
+	for (size_t i = 0; i < r->o.nout; i++) {
 		r->kept[i].max = r->o.switch_max;
+		r->kept[i].siblings = r->o.formats[i] == OUT_COLLAPSED;
+	}
 	return period_open(r, time(NULL));
 }
 
