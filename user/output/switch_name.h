@@ -27,8 +27,9 @@ struct switch_files {
 	char **names;
 	size_t n;
 	size_t max;		/* keep this many; 0: all (nothing is kept) */
-	bool siblings;		/* collapsed: a file's alloc and lock siblings
-				   (output__sibling) go with it */
+	/* collapsed: a file's alloc and lock siblings (output__sibling)
+	 * are deleted with it */
+	bool siblings;
 };
 
 /*

@@ -321,7 +321,8 @@ static void put_weights(FILE *f, const struct profile *p,
 	fputs(",\n\"weights\":[", f);
 	for (int k = 0; k < nw; k++) {
 		fprintf(f, "%s{\"name\":\"%s\",\"unit\":\"%s\",\"self\":\"",
-			k ? "," : "", hweight_names[w[k]], hweight_unit(p, w[k]));
+			k ? "," : "", hweight_names[w[k]],
+			hweight_unit(p, w[k]));
 		for (size_t i = 0; i < h->nnodes; i++)
 			put_num(f, h->nodes[order[i]].self[w[k]]);
 		fputs("\"}", f);

@@ -585,7 +585,8 @@ static void pp_header(struct pp *pp)
 	if (pp->offcpu)
 		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
 	if (pp->alloc) {
-		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "alloc_objects", "count");
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "alloc_objects",
+			      "count");
 		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes");
 	}
 	if (pp->lock) {
@@ -659,7 +660,8 @@ static void pp_sample_values(struct pp *pp, const struct profile_stack *ps)
 
 	if (pp->time) {
 		pb_varint(vals, time ? ps->count : 0);
-		pb_varint(vals, ev == TRACE_EV_CPU ? ps->count * pp->period : 0);
+		pb_varint(vals, ev == TRACE_EV_CPU ?
+				ps->count * pp->period : 0);
 	}
 	if (pp->offcpu)
 		pb_varint(vals, ev == TRACE_EV_OFFCPU ? ps->weight_ns : 0);

@@ -128,8 +128,8 @@ static int top_section(const struct profile *p, FILE *f, enum ev_family fam)
 		qsort(tab.rows, n, sizeof(*tab.rows), by_self);
 
 	if (fam == EVF_TIME)
-		fprintf(f, "# asgst-bpf top: %llu samples in %zu stacks, %u Hz, "
-			"%.1f s, %llu lost\n",
+		fprintf(f, "# asgst-bpf top: %llu samples in %zu stacks, "
+			"%u Hz, %.1f s, %llu lost\n",
 			(unsigned long long)total, nstacks, m->frequency_hz,
 			(double)m->duration_ns / 1e9,
 			(unsigned long long)m->lost);
