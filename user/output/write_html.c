@@ -398,9 +398,12 @@ int write_html(const struct profile *p, FILE *f)
 	page = put_upto(f, page, "{{data}}\n");
 	fprintf(f, "{\"v\":1,\"meta\":{\"frequency_hz\":%" PRIu32 ",\"duration_ns\":%"
 		PRIu64 ",\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"stacks\":%zu,"
-		"\"unit\":\"%s\"},\n"
-		"\"cats\":[", m->frequency_hz, m->duration_ns, m->samples, m->lost,
-		profile__nstacks(p), hweight_unit(p, w[0]));
+		"\"unit\":\"%s\"", m->frequency_hz, m->duration_ns, m->samples,
+		m->lost, profile__nstacks(p), hweight_unit(p, w[0]));
+	if (nw > 1)
+		fprintf(f, ",\"alloc_events\":%" PRIu64 ",\"lock_events\":%"
+			PRIu64, m->alloc_events, m->lock_events);
+	fputs("},\n\"cats\":[", f);
 	for (int c = 0; c < NCATS; c++)
 		fprintf(f, "%s\"%s\"", c ? "," : "", cat_names[c]);
 	fputs("],\n\"names\":[", f);

@@ -404,7 +404,9 @@ var m = D.meta, leg = document.getElementById('legend'), maxDepth = 0;
 for (ci = 0; ci < N; ci++) if (fwd.depth[ci] > maxDepth) maxDepth = fwd.depth[ci];
 document.getElementById('meta').textContent = fmt(m.samples) + ' samples, ' +
 	(m.duration_ns / 1e9).toFixed(1) + ' s at ' + m.frequency_hz + ' Hz, ' +
-	fmt(m.lost) + ' lost, ' + fmt(m.stacks) + ' stacks, deepest ' + fmt(maxDepth) + ' frames';
+	fmt(m.lost) + ' lost, ' +
+	(WEIGHTS ? fmt(m.alloc_events || 0) + ' alloc, ' + fmt(m.lock_events || 0) + ' lock events, ' : '') +
+	fmt(m.stacks) + ' stacks, deepest ' + fmt(maxDepth) + ' frames';
 if (WEIGHTS) {
 	var sel = document.getElementById('weight');
 	WEIGHTS.forEach(function (w, k) {
