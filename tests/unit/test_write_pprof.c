@@ -822,6 +822,64 @@ static void test_jvm_events(void **state)
 	profile__free(p);
 }
 
+/*
+ * The Go tools read the value types by their names: go tool pprof's -top
+ * of alloc_space and delay (skipped without go)
+ */
+static void test_jvm_events_gotool(void **state)
+{
+	struct profile *p = fx_jvm_profile(ASGST_EVMASK_CPU |
+					   ASGST_EVMASK_ALLOC |
+					   ASGST_EVMASK_LOCK);
+	char dir[] = "/tmp/test_write_pprof.XXXXXX", path[256], cmd[1024];
+	char *out;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(p);
+	if (system("go tool pprof -h >/dev/null 2>&1") != 0) {
+		profile__free(p);
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.pb.gz", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(write_pprof(p, f), 0);
+	fclose(f);
+	/* pprof's cache and temporary files in the test's directory */
+	snprintf(cmd, sizeof(cmd), "cd %s && export HOME=%s GOCACHE=%s/gc "
+		 "PPROF_TMPDIR=%s && for i in alloc_space alloc_objects delay "
+		 "contentions cpu; do go tool pprof -symbolize=none -top "
+		 "-sample_index=$i out.pb.gz || exit 1; done > top.txt 2>&1",
+		 dir, dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/top.txt", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	out = fx_slurp(f, NULL);
+	fclose(f);
+	assert_non_null(out);
+	/* 1.5 MiB of byte[] of 2.5 in all; 4 contentions, 7.5 ms */
+	assert_non_null(strstr(out, "Type: alloc_space"));
+	assert_non_null(strstr(out, "Total samples = 2.50MB"));
+	assert_non_null(strstr(out, "1.50MB 60.00% 60.00%     1.50MB 60.00%  "
+				    "byte[]"));
+	assert_non_null(strstr(out, "Type: alloc_objects"));
+	assert_non_null(strstr(out, "Total samples = 43882"));
+	assert_non_null(strstr(out, "Type: delay"));
+	assert_non_null(strstr(out, "7.50ms   100%   100%     7.50ms   100%  "
+				    "java.lang.Object"));
+	assert_non_null(strstr(out, "Type: contentions"));
+	/* cpu: the fixture's 72 samples, none of the JVM events' */
+	assert_non_null(strstr(out, "Type: cpu"));
+	assert_non_null(strstr(out, "Total samples = 727.27ms"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	(void)system(cmd);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -831,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_jvm_events),
+		cmocka_unit_test(test_jvm_events_gotool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
