@@ -82,10 +82,10 @@ static int write_collapsed_out(struct output *o, const struct profile *p,
 			       char *err, size_t errlen)
 {
 	unsigned fams = ev_families(p);
-	enum ev_family main = ev_families__main(fams);
+	enum ev_family first = ev_families__main(fams);
 	int rc;
 
-	rc = o->path ? write_collapsed_family(p, o->f, main) :
+	rc = o->path ? write_collapsed_family(p, o->f, first) :
 		       write_collapsed(p, o->f);
 	if (rc) {
 		snprintf(err, errlen, "writing %s failed: %s",
@@ -94,7 +94,7 @@ static int write_collapsed_out(struct output *o, const struct profile *p,
 	}
 	if (!o->path)
 		return 0;
-	return write_collapsed_siblings(o, p, fams & ~EVF_BIT(main), err,
+	return write_collapsed_siblings(o, p, fams & ~EVF_BIT(first), err,
 					errlen);
 }
 
