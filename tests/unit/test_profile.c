@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include <linux/types.h>
 #include "profile/profile.h"
+#include "sampler.h"
 #include "util/strtab.h"
 #include "trace.h"
 #include "unit/writers_fixture.h"
@@ -359,6 +361,118 @@ static void test_frame_count_limits(void **state)
 	profile__free(p);
 }
 
+/* a stack's values: summed per key; event and class are in the key */
+static void test_values_and_event_key(void **state)
+{
+	struct profile *p = profile__new();
+	struct trace t = fx_events[0].t, other;
+	struct profile_values v = { .count = 1, .alloc_bytes = 1000,
+				    .alloc_objects = 2 };
+	char cls[] = "byte[]";	/* not the fixture's pointer: interned */
+	const struct profile_stack *ps;
+
+	(void)state;
+	assert_non_null(p);
+	t.ev_class = cls;
+	assert_int_equal(profile__add_values(p, &t, &v), 0);
+	assert_int_equal(profile__add_values(p, &t, &v), 0);
+	assert_int_equal(profile__nstacks(p), 1);
+	ps = profile__stack(p, 0);
+	assert_int_equal(ps->count, 2);
+	assert_int_equal(ps->alloc_bytes, 2000);
+	assert_int_equal(ps->alloc_objects, 4);
+	assert_int_equal(ps->weight_ns, 0);
+	assert_string_equal(ps->trace.ev_class, "byte[]");
+	assert_ptr_not_equal(ps->trace.ev_class, cls);
+	/* allocations weigh their bytes, whatever the time family does */
+	assert_int_equal(profile__stack_value(p, ps), 2000);
+
+	/* another class, another stack */
+	other = t;
+	other.ev_class = "int[]";
+	assert_int_equal(profile__add_values(p, &other, &v), 0);
+	assert_int_equal(profile__nstacks(p), 2);
+	/* the same frames as a lock: another stack, weighed in ns */
+	other = t;
+	other.event = TRACE_EV_LOCK;
+	v = (struct profile_values){ .count = 1, .weight_ns = 5000 };
+	assert_int_equal(profile__add_values(p, &other, &v), 0);
+	assert_int_equal(profile__nstacks(p), 3);
+	ps = profile__stack(p, 2);
+	assert_int_equal(profile__stack_value(p, ps), 5000);
+	assert_int_equal(ps->alloc_bytes, 0);
+	/* as cpu: a fourth, weighed in samples (no off-CPU time) */
+	other.event = TRACE_EV_CPU;
+	other.ev_class = NULL;
+	assert_int_equal(profile__add(p, &other, 3, 0), 0);
+	assert_int_equal(profile__nstacks(p), 4);
+	assert_false(profile__timed(p));
+	assert_int_equal(profile__stack_value(p, profile__stack(p, 3)), 3);
+	/* with off-CPU time in: cpu in us, allocations still bytes */
+	profile__meta(p)->events = ASGST_EVMASK_CPU | ASGST_EVMASK_OFFCPU |
+				   ASGST_EVMASK_ALLOC;
+	profile__meta(p)->frequency_hz = 100;
+	assert_true(profile__timed(p));
+	assert_int_equal(profile__stack_value(p, profile__stack(p, 3)), 30000);
+	assert_int_equal(profile__stack_value(p, profile__stack(p, 0)), 2000);
+	profile__free(p);
+}
+
+/* interned adds: the strings are the profile's own, values summed */
+static void test_values_interned(void **state)
+{
+	struct profile *p = profile__new();
+	struct strtab *st;
+	struct trace t = fx_events[2].t;
+	struct frame fr[NELEM(fx_lock_frames)];
+	struct profile_values v = fx_events[2].v;
+
+	(void)state;
+	assert_non_null(p);
+	st = profile__strtab(p);
+	memcpy(fr, fx_lock_frames, sizeof(fr));
+	for (size_t i = 0; i < NELEM(fr); i++) {
+		fr[i].klass = strtab__intern(st, fr[i].klass);
+		fr[i].method = strtab__intern(st, fr[i].method);
+		fr[i].signature = strtab__intern(st, fr[i].signature);
+		fr[i].source = strtab__intern(st, fr[i].source);
+	}
+	t.frames = fr;
+	t.comm = strtab__intern(st, t.comm);
+	t.thread = strtab__intern(st, t.thread);
+	t.ev_class = strtab__intern(st, t.ev_class);
+	assert_int_equal(profile__add_values_interned(p, &t, &v), 0);
+	assert_int_equal(profile__add_values(p, &fx_events[2].t, &v), 0);
+	assert_int_equal(profile__nstacks(p), 1);
+	assert_int_equal(profile__stack(p, 0)->count, 2 * v.count);
+	assert_int_equal(profile__stack(p, 0)->weight_ns, 2 * v.weight_ns);
+	profile__free(p);
+}
+
+/* a new period: the JVM events' figures zeroed too */
+static void test_reset_jvm_meta(void **state)
+{
+	struct profile *p = fx_jvm_profile(ASGST_EVMASK_CPU |
+					   ASGST_EVMASK_ALLOC |
+					   ASGST_EVMASK_LOCK);
+	const struct profile_meta *m;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(profile__nstacks(p), FX_NTRACES + FX_NEVENTS);
+	profile__reset(p);
+	m = profile__meta_const(p);
+	assert_int_equal(profile__nstacks(p), 0);
+	assert_int_equal(m->events, ASGST_EVMASK_CPU | ASGST_EVMASK_ALLOC |
+			 ASGST_EVMASK_LOCK);
+	assert_int_equal(m->alloc_events, 0);
+	assert_int_equal(m->lock_events, 0);
+	assert_int_equal(m->jvm_ev_lost, 0);
+	assert_int_equal(m->jvm_ev_throttled, 0);
+	assert_int_equal(m->alloc_interval, 0);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +483,9 @@ int main(void)
 		cmocka_unit_test(test_many_stacks_order),
 		cmocka_unit_test(test_fixture_profile),
 		cmocka_unit_test(test_frame_count_limits),
+		cmocka_unit_test(test_values_and_event_key),
+		cmocka_unit_test(test_values_interned),
+		cmocka_unit_test(test_reset_jvm_meta),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -189,6 +189,11 @@ static int fake_stats(void *cap, uint64_t out[ASGST_STAT_MAX])
 	kernel_writes(3);
 	memset(out, 0, sizeof(uint64_t) * ASGST_STAT_MAX);
 	out[ASGST_STAT_SAMPLES] = F.written;
+	/* the JVM events' counters: figures of their own */
+	out[ASGST_STAT_ALLOC] = 2 * F.written;
+	out[ASGST_STAT_LOCK] = 3 * F.written;
+	out[ASGST_STAT_JVM_EV_LOST] = 5;
+	out[ASGST_STAT_JVM_EV_THROTTLED] = 7;
 	return 0;
 }
 
@@ -405,6 +410,55 @@ static void test_lifecycle_end_order(void **state)
 	assert_false(F.closed);
 	recorder__close(r);
 	assert_true(F.closed);
+}
+
+/* -e cpu,alloc,lock: the JVM events' counters and the allocation
+ * interval in the profile's meta, and in a raw file's */
+static void test_jvm_event_meta(void **state)
+{
+	struct recorder_opts o;
+	struct recorder *r = NULL;
+	const struct profile_meta *m;
+	struct raw_reader *rd = NULL;
+	struct raw_meta rm = { 0 };
+	const void *pay;
+	uint64_t len;
+	uint32_t type;
+	char raw[256], err[256];
+
+	(void)state;
+	base_opts(&o);
+	o.duration_s = 0.2;
+	o.events = ASGST_EVMASK_CPU | ASGST_EVMASK_ALLOC | ASGST_EVMASK_LOCK;
+	o.alloc_interval = 262144;
+	o.outputs[0] = in_dir(raw, sizeof(raw), "j.asgst");
+	o.formats[0] = OUT_RAW;
+	o.nout = 1;
+	assert_int_equal(recorder__open(&r, &o), 0);
+	assert_int_equal(recorder__run(r), RECORDER_DURATION);
+	recorder__stop(r);
+	assert_int_equal(recorder__finish(r), 0);
+	m = profile__meta(recorder__profile(r));
+	assert_true(F.written > 0);
+	assert_int_equal(m->events, o.events);
+	assert_int_equal(m->alloc_events, 2 * F.written);
+	assert_int_equal(m->lock_events, 3 * F.written);
+	assert_int_equal(m->jvm_ev_lost, 5);
+	assert_int_equal(m->jvm_ev_throttled, 7);
+	assert_int_equal(m->alloc_interval, 262144);
+	recorder__close(r);
+
+	assert_int_equal(raw_reader__open(&rd, raw, err, sizeof(err)), 0);
+	while (raw_reader__next(rd, &type, &pay, &len, err, sizeof(err)) == 1)
+		if (type == RAW_META)
+			assert_int_equal(raw__parse_meta(pay, len, &rm, err,
+							 sizeof(err)), 0);
+	raw_reader__close(rd);
+	assert_int_equal(rm.alloc_events, 2 * F.written);
+	assert_int_equal(rm.lock_events, 3 * F.written);
+	assert_int_equal(rm.jvm_ev_lost, 5);
+	assert_int_equal(rm.jvm_ev_throttled, 7);
+	assert_int_equal(rm.alloc_interval, 262144);
 }
 
 /* finish without a stop before it stops the sampler itself, first */
@@ -760,6 +814,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_periods, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_periods_max, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_jvm_event_meta, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_bad_file, setup,

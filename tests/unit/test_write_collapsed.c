@@ -9,12 +9,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <linux/types.h>
 #include "sampler.h"
 #include "profile/profile.h"
 #include "trace.h"
+#include "output/output.h"
+#include "output/switch_name.h"
 #include "output/writers.h"
 #include "unit/writers_fixture.h"
 
@@ -376,6 +380,181 @@ static void test_output_format(void **state)
 	assert_string_equal(output_format__name(OUT_NONE), "none");
 }
 
+/* a whole file back; NULL when there is none */
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = fx_slurp(f, NULL);
+	fclose(f);
+	return buf;
+}
+
+/* the lines of the alloc family: class leaf _[a], weight in bytes */
+static void check_alloc_lines(char *buf)
+{
+	struct cline lines[8];
+	int n = parse_collapsed(buf, lines, 8);
+
+	assert_int_equal(n, 2);
+	for (int i = 0; i < n; i++) {
+		const struct fx_event *e = &fx_events[i];
+		struct cline *c = &lines[i];
+		char leaf[64];
+
+		snprintf(leaf, sizeof(leaf), "%s_[a]", e->t.ev_class);
+		assert_int_equal(c->nframes, 4);
+		assert_string_equal(c->frames[0], "java");
+		assert_string_equal(c->frames[c->nframes - 1], leaf);
+		assert_int_equal(c->count, e->v.alloc_bytes);
+	}
+	assert_string_equal(lines[0].frames[1], "Demo.main");
+	assert_string_equal(lines[0].frames[2], "Demo$Worker.compute_[j]");
+}
+
+static void check_lock_lines(char *buf)
+{
+	struct cline lines[8];
+	int n = parse_collapsed(buf, lines, 8);
+
+	assert_int_equal(n, 1);
+	assert_int_equal(lines[0].nframes, 4);
+	assert_string_equal(lines[0].frames[3], "java.lang.Object_[l]");
+	assert_int_equal(lines[0].count, FX_LOCK_NS);
+}
+
+/* one weight a file: time at the path, alloc and lock beside it */
+static void test_jvm_event_siblings(void **state)
+{
+	struct profile *p = fx_jvm_profile(ASGST_EVMASK_CPU |
+					   ASGST_EVMASK_ALLOC |
+					   ASGST_EVMASK_LOCK);
+	char dir[] = "/tmp/test_collapsed.XXXXXX", path[128], sib[128];
+	char err[256], *buf;
+	struct cline lines[16];
+	struct output o;
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.collapsed", dir);
+	assert_int_equal(output__open(&o, path, OUT_COLLAPSED, err,
+				      sizeof(err)), 0);
+	assert_int_equal(output__write(&o, p, err, sizeof(err)), 0);
+	buf = read_file(path);
+	assert_non_null(buf);
+	/* the cpu stacks alone, as without JVM events */
+	assert_int_equal(parse_collapsed(buf, lines, 16), NELEM(expected));
+	assert_null(strstr(buf, "_[a]"));
+	free(buf);
+	snprintf(sib, sizeof(sib), "%s/out.alloc.collapsed", dir);
+	buf = read_file(sib);
+	assert_non_null(buf);
+	check_alloc_lines(buf);
+	free(buf);
+	assert_int_equal(unlink(sib), 0);
+	snprintf(sib, sizeof(sib), "%s/out.lock.collapsed", dir);
+	buf = read_file(sib);
+	assert_non_null(buf);
+	check_lock_lines(buf);
+	free(buf);
+	assert_int_equal(unlink(sib), 0);
+	assert_int_equal(unlink(path), 0);
+	profile__free(p);
+
+	/* alloc alone: at the path, no sibling; no extension: FILE.lock */
+	p = fx_jvm_profile(ASGST_EVMASK_ALLOC | ASGST_EVMASK_LOCK);
+	assert_non_null(p);
+	snprintf(path, sizeof(path), "%s/out", dir);
+	assert_int_equal(output__open(&o, path, OUT_COLLAPSED, err,
+				      sizeof(err)), 0);
+	assert_int_equal(output__write(&o, p, err, sizeof(err)), 0);
+	buf = read_file(path);
+	assert_non_null(buf);
+	check_alloc_lines(buf);
+	free(buf);
+	snprintf(sib, sizeof(sib), "%s/out.lock", dir);
+	buf = read_file(sib);
+	assert_non_null(buf);
+	check_lock_lines(buf);
+	free(buf);
+	assert_int_equal(unlink(sib), 0);
+	assert_int_equal(unlink(path), 0);
+	profile__free(p);
+
+	p = fx_jvm_profile(ASGST_EVMASK_ALLOC);
+	assert_non_null(p);
+	snprintf(path, sizeof(path), "%s/a.folded", dir);
+	assert_int_equal(output__open(&o, path, OUT_COLLAPSED, err,
+				      sizeof(err)), 0);
+	assert_int_equal(output__write(&o, p, err, sizeof(err)), 0);
+	buf = read_file(path);
+	assert_non_null(buf);
+	check_alloc_lines(buf);
+	free(buf);
+	assert_int_equal(unlink(path), 0);
+	/* nothing else was written */
+	assert_int_equal(rmdir(dir), 0);
+	profile__free(p);
+}
+
+/* one stream (stdout): a block a family, each after its comment line */
+static void test_jvm_event_stream(void **state)
+{
+	struct profile *p = fx_jvm_profile(ASGST_EVMASK_CPU |
+					   ASGST_EVMASK_ALLOC |
+					   ASGST_EVMASK_LOCK);
+	char *buf, *alloc, *lock;
+
+	(void)state;
+	assert_non_null(p);
+	buf = write_to_buf(p);
+	assert_true(!strncmp(buf, "# event: time\n", 14));
+	alloc = strstr(buf, "\n# event: alloc\n");
+	lock = strstr(buf, "\n# event: lock\n");
+	assert_non_null(alloc);
+	assert_non_null(lock);
+	assert_true(alloc < lock);
+	*alloc = '\0';
+	*lock = '\0';
+	check_lock_lines(lock + 15);
+	check_alloc_lines(alloc + 16);
+	free(buf);
+	profile__free(p);
+}
+
+/* --switch-max-files: an old period's siblings go with it */
+static void test_rotation_takes_siblings(void **state)
+{
+	char dir[] = "/tmp/test_collapsed.XXXXXX", a[128], b[128], sib[128];
+	struct switch_files kept = { .max = 1, .siblings = true };
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/p1.collapsed", dir);
+	snprintf(b, sizeof(b), "%s/p2.collapsed", dir);
+	snprintf(sib, sizeof(sib), "%s/p1.alloc.collapsed", dir);
+	assert_non_null(f = fopen(a, "w"));
+	fclose(f);
+	assert_non_null(f = fopen(sib, "w"));
+	fclose(f);
+	assert_non_null(f = fopen(b, "w"));
+	fclose(f);
+	assert_int_equal(switch_files__add(&kept, a), 0);
+	/* p1 has no lock sibling: nothing to remove there */
+	assert_int_equal(switch_files__add(&kept, b), 0);
+	assert_int_not_equal(access(a, F_OK), 0);
+	assert_int_not_equal(access(sib, F_OK), 0);
+	assert_int_equal(access(b, F_OK), 0);
+	switch_files__free(&kept);
+	assert_int_equal(unlink(b), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +565,9 @@ int main(void)
 		cmocka_unit_test(test_crossing_names),
 		cmocka_unit_test(test_empty_profile_and_write_error),
 		cmocka_unit_test(test_output_format),
+		cmocka_unit_test(test_jvm_event_siblings),
+		cmocka_unit_test(test_jvm_event_stream),
+		cmocka_unit_test(test_rotation_takes_siblings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -168,6 +168,11 @@ static int node_level(const struct tree *t, size_t i)
 	return at(t->frames, 3 * t->v[5 * i] + 2);
 }
 
+static const char *get_str_meta(const struct tree *t, const char *k)
+{
+	return json_object_get_string(get(get(t->root, "meta"), k));
+}
+
 /* root-first path of node i, names joined by ';' (without "all") */
 static void node_path(const struct tree *t, size_t i, char *buf, size_t size)
 {
@@ -412,6 +417,106 @@ static void test_empty_profile(void **state)
 	profile__free(p);
 }
 
+/* a weight's self values, one number a node (the nodes' own code) */
+static int64_t *decode_self(const char *s, size_t n)
+{
+	static const char more[] = "0123456789abcdefghijklmnopqrstuv";
+	static const char end[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZwxyz+/";
+	int64_t *v = calloc(n + 1, sizeof(*v)), acc = 0;
+	size_t k = 0;
+
+	assert_non_null(v);
+	for (; *s; s++) {
+		const char *m = strchr(more, *s), *e = strchr(end, *s);
+
+		assert_true(m || e);
+		if (m) {
+			acc = acc * 32 + (m - more);
+			continue;
+		}
+		assert_true(k < n);
+		v[k++] = acc * 32 + (e - end);
+		acc = 0;
+	}
+	assert_int_equal(k, n);
+	return v;
+}
+
+/*
+ * cpu, alloc and lock: one tree, a self value a node per weight (time,
+ * bytes, objects, ns), each summing to its own total; the class leaf is
+ * of its own category
+ */
+static void test_jvm_event_weights(void **state)
+{
+	static const struct {
+		const char *name, *unit;
+		int64_t total;
+	} want[] = {
+		{ "cpu/off-cpu time", "samples", 72 },
+		{ "alloc bytes", "bytes", FX_ALLOC_BYTES },
+		{ "alloc objects", "objects", FX_ALLOC_OBJS },
+		{ "lock time", "ns", FX_LOCK_NS },
+	};
+	struct profile *p = fx_jvm_profile(1 | 4 | 8);
+	struct json_object *ws, *w;
+	struct tree t;
+	size_t len, nclass = 0;
+	char *html;
+
+	(void)state;
+	assert_non_null(p);
+	html = write_html_buf(p, &len);
+	tree_load(&t, html);
+	assert_string_equal(get_str_meta(&t, "unit"), "samples");
+	ws = get(t.root, "weights");
+	assert_int_equal(json_object_array_length(ws), NELEM(want));
+	for (size_t k = 0; k < NELEM(want); k++) {
+		int64_t *self, sum = 0;
+
+		w = json_object_array_get_idx(ws, k);
+		assert_string_equal(json_object_get_string(get(w, "name")),
+				    want[k].name);
+		assert_string_equal(json_object_get_string(get(w, "unit")),
+				    want[k].unit);
+		self = decode_self(json_object_get_string(get(w, "self")),
+				   t.n);
+		for (size_t i = 0; i < t.n; i++) {
+			sum += self[i];
+			/* the nodes' own self values are the first weight's */
+			if (k == 0)
+				assert_int_equal(self[i], t.v[5 * i + 2]);
+			/* allocations and monitors end at their class */
+			if (k && self[i])
+				assert_string_equal(node_cat(&t, i), "class");
+		}
+		assert_int_equal(sum, want[k].total);
+		free(self);
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		if (strcmp(node_cat(&t, i), "class"))
+			continue;
+		nclass++;
+		assert_true(!strcmp(node_name(&t, i), "byte[]") ||
+			    !strcmp(node_name(&t, i), "java.lang.String") ||
+			    !strcmp(node_name(&t, i), "java.lang.Object"));
+	}
+	assert_int_equal(nclass, 3);
+	tree_free(&t);
+	free(html);
+	profile__free(p);
+
+	/* one family, one weight: no chooser */
+	p = fx_profile();
+	assert_non_null(p);
+	html = write_html_buf(p, &len);
+	tree_load(&t, html);
+	assert_false(json_object_object_get_ex(t.root, "weights", NULL));
+	tree_free(&t);
+	free(html);
+	profile__free(p);
+}
+
 /* ---- a 100 000-stack profile shaped like a busy service JVM ----------- */
 
 #define BIG_STACKS	100000
@@ -623,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_tree),
 		cmocka_unit_test(test_script_breakout),
 		cmocka_unit_test(test_empty_profile),
+		cmocka_unit_test(test_jvm_event_weights),
 		cmocka_unit_test(test_crossing_names),
 		cmocka_unit_test(test_big_profile),
 		cmocka_unit_test(test_emit_for_browser),

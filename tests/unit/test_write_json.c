@@ -361,6 +361,98 @@ static void test_empty_and_write_error(void **state)
 	profile__free(p);
 }
 
+/* alloc and lock stacks: their values, classes and class frame */
+static void test_jvm_events(void **state)
+{
+	struct profile *p = fx_jvm_profile(ASGST_EVMASK_CPU |
+					   ASGST_EVMASK_ALLOC |
+					   ASGST_EVMASK_LOCK);
+	struct json_object *root, *stacks, *events, *frames, *f0;
+	size_t len, nalloc = 0, nlock = 0;
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	buf = write_to_buf(p, &len);
+	root = parse_strict(buf, len);
+	events = get(root, "events", json_type_array);
+	assert_int_equal(json_object_array_length(events), 3);
+	assert_string_equal(json_object_get_string(
+		json_object_array_get_idx(events, 0)), "cpu");
+	assert_string_equal(json_object_get_string(
+		json_object_array_get_idx(events, 1)), "alloc");
+	assert_string_equal(json_object_get_string(
+		json_object_array_get_idx(events, 2)), "lock");
+	assert_int_equal(get_int(root, "alloc_events"), 5);
+	assert_int_equal(get_int(root, "lock_events"), 4);
+	assert_int_equal(get_int(root, "jvm_events_lost"), 1);
+	assert_int_equal(get_int(root, "jvm_events_throttled"), 4);
+	assert_int_equal(get_int(root, "alloc_interval"), 524288);
+	stacks = get(root, "stacks", json_type_array);
+	assert_int_equal(json_object_array_length(stacks),
+			 FX_NTRACES + FX_NEVENTS);
+	for (size_t i = 0; i < FX_NEVENTS; i++) {
+		struct json_object *js = json_object_array_get_idx(stacks,
+							FX_NTRACES + i);
+		const struct fx_event *e = &fx_events[i];
+
+		assert_int_equal(get_int(js, "count"), e->v.count);
+		frames = get(js, "frames", json_type_array);
+		assert_int_equal(json_object_array_length(frames),
+				 e->t.nframes);
+		f0 = json_object_array_get_idx(frames, 0);
+		assert_int_equal(nkeys(f0), 2);
+		assert_string_equal(get_str(f0, "type"), "class");
+		assert_string_equal(get_str(f0, "class"), e->t.ev_class);
+		assert_string_equal(get_str(json_object_array_get_idx(frames,
+						1), "type"), "java");
+		if (e->t.event == TRACE_EV_ALLOC) {
+			assert_string_equal(get_str(js, "event"), "alloc");
+			assert_int_equal(get_int(js, "alloc_count"),
+					 e->v.alloc_objects);
+			assert_int_equal(get_int(js, "alloc_bytes"),
+					 e->v.alloc_bytes);
+			assert_string_equal(get_str(js, "alloc_class"),
+					    e->t.ev_class);
+			assert_false(json_object_object_get_ex(js, "lock_ns",
+							       NULL));
+			nalloc++;
+		} else {
+			assert_string_equal(get_str(js, "event"), "lock");
+			assert_int_equal(get_int(js, "lock_ns"),
+					 e->v.weight_ns);
+			assert_string_equal(get_str(js, "lock_class"),
+					    e->t.ev_class);
+			assert_false(json_object_object_get_ex(js,
+							"alloc_bytes", NULL));
+			nlock++;
+		}
+	}
+	assert_int_equal(nalloc, 2);
+	assert_int_equal(nlock, 1);
+	/* a cpu stack has none of them */
+	assert_false(json_object_object_get_ex(
+		json_object_array_get_idx(stacks, 0), "alloc_class", NULL));
+	json_object_put(root);
+	free(buf);
+	profile__free(p);
+
+	/* alloc alone: the only event named */
+	p = fx_jvm_profile(ASGST_EVMASK_ALLOC);
+	assert_non_null(p);
+	buf = write_to_buf(p, &len);
+	root = parse_strict(buf, len);
+	events = get(root, "events", json_type_array);
+	assert_int_equal(json_object_array_length(events), 1);
+	assert_string_equal(json_object_get_string(
+		json_object_array_get_idx(events, 0)), "alloc");
+	assert_int_equal(json_object_array_length(get(root, "stacks",
+				json_type_array)), 2);
+	json_object_put(root);
+	free(buf);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_escape_bytes),
 		cmocka_unit_test(test_runtime_fields),
 		cmocka_unit_test(test_empty_and_write_error),
+		cmocka_unit_test(test_jvm_events),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <linux/types.h>
+#include "sampler.h"
 #include "profile/profile.h"
 #include "trace.h"
 #include "output/writers.h"
@@ -706,6 +708,178 @@ static void test_write_error(void **state)
 	profile__free(p);
 }
 
+/* the sample types' names, "type/unit" joined by ' ' */
+static void sample_types(const struct dprof *d, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < count_kids(&d->root, "sample_type"); i++) {
+		struct node *st = kid(&d->root, "sample_type", i);
+
+		len += snprintf(buf + len, size - len, "%s%s/%s", i ? " " : "",
+				str_at(d, num(st, "type")),
+				str_at(d, num(st, "unit")));
+	}
+}
+
+static long long value(const struct node *s, int i)
+{
+	return strtoll(kid(s, "value", i)->value, NULL, 10);
+}
+
+/*
+ * cpu, alloc and lock in one profile: every event's value types, a
+ * sample's values 0 in the others', the class a location of its own
+ */
+static void test_jvm_events(void **state)
+{
+	struct profile *p = fx_jvm_profile(ASGST_EVMASK_CPU |
+					   ASGST_EVMASK_ALLOC |
+					   ASGST_EVMASK_LOCK);
+	struct dprof d;
+	char types[512];
+
+	(void)state;
+	assert_non_null(p);
+	if (!have_tools()) {
+		profile__free(p);
+		skip();
+	}
+	decode(p, &d);
+	sample_types(&d, types, sizeof(types));
+	assert_string_equal(types, "samples/count cpu/nanoseconds "
+			    "alloc_objects/count alloc_space/bytes "
+			    "contentions/count delay/nanoseconds");
+	assert_string_equal(str_at(&d, num(&d.root, "default_sample_type")),
+			    "cpu");
+	assert_int_equal(count_kids(&d.root, "sample"),
+			 FX_NTRACES + FX_NEVENTS);
+	for (size_t i = 0; i < FX_NTRACES; i++) {
+		const struct node *s = kid(&d.root, "sample", i);
+
+		assert_int_equal(count_kids(s, "value"), 6);
+		assert_int_equal(value(s, 0), fx_traces[i].count);
+		for (int k = 2; k < 6; k++)
+			assert_int_equal(value(s, k), 0);
+	}
+	for (size_t i = 0; i < FX_NEVENTS; i++) {
+		const struct node *s = kid(&d.root, "sample", FX_NTRACES + i);
+		const struct fx_event *e = &fx_events[i];
+		bool alloc = e->t.event == TRACE_EV_ALLOC;
+		struct node *loc;
+		long long want[6] = { 0 };
+
+		if (alloc) {
+			want[2] = e->v.alloc_objects;
+			want[3] = e->v.alloc_bytes;
+		} else {
+			want[4] = e->v.count;
+			want[5] = e->v.weight_ns;
+		}
+		assert_int_equal(count_kids(s, "value"), 6);
+		for (int k = 0; k < 6; k++)
+			assert_int_equal(value(s, k), want[k]);
+		assert_string_equal(label_str(&d, s, "event"),
+				    alloc ? "alloc" : "lock");
+		/* the leaf: a location named after the class, no address */
+		loc = location(&d, strtoll(kid(s, "location_id", 0)->value,
+					   NULL, 10));
+		assert_int_equal(count_kids(loc, "line"), 1);
+		assert_string_equal(line_name(&d, loc, 0), e->t.ev_class);
+		assert_int_equal(num(loc, "address"), 0);
+		assert_int_equal(num(loc, "mapping_id"), 0);
+		assert_int_equal(count_kids(s, "location_id"), e->t.nframes);
+	}
+	dprof_free(&d);
+	profile__free(p);
+
+	/* alloc alone: its types only, alloc_space the default, the
+	 * sampling interval the period */
+	p = fx_jvm_profile(ASGST_EVMASK_ALLOC);
+	assert_non_null(p);
+	decode(p, &d);
+	sample_types(&d, types, sizeof(types));
+	assert_string_equal(types, "alloc_objects/count alloc_space/bytes");
+	assert_string_equal(str_at(&d, num(&d.root, "default_sample_type")),
+			    "alloc_space");
+	assert_string_equal(str_at(&d, num(kid(&d.root, "period_type", 0),
+					   "type")), "space");
+	assert_int_equal(num(&d.root, "period"), 524288);
+	assert_int_equal(count_kids(&d.root, "sample"), 2);
+	dprof_free(&d);
+	profile__free(p);
+
+	/* lock alone */
+	p = fx_jvm_profile(ASGST_EVMASK_LOCK);
+	assert_non_null(p);
+	decode(p, &d);
+	sample_types(&d, types, sizeof(types));
+	assert_string_equal(types, "contentions/count delay/nanoseconds");
+	assert_string_equal(str_at(&d, num(&d.root, "default_sample_type")),
+			    "delay");
+	dprof_free(&d);
+	profile__free(p);
+}
+
+/*
+ * The Go tools read the value types by their names: go tool pprof's -top
+ * of alloc_space and delay (skipped without go)
+ */
+static void test_jvm_events_gotool(void **state)
+{
+	struct profile *p = fx_jvm_profile(ASGST_EVMASK_CPU |
+					   ASGST_EVMASK_ALLOC |
+					   ASGST_EVMASK_LOCK);
+	char dir[] = "/tmp/test_write_pprof.XXXXXX", path[256], cmd[1024];
+	char *out;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(p);
+	if (system("go tool pprof -h >/dev/null 2>&1") != 0) {
+		profile__free(p);
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.pb.gz", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(write_pprof(p, f), 0);
+	fclose(f);
+	/* pprof's cache and temporary files in the test's directory */
+	snprintf(cmd, sizeof(cmd), "cd %s && export HOME=%s GOCACHE=%s/gc "
+		 "PPROF_TMPDIR=%s && for i in alloc_space alloc_objects delay "
+		 "contentions cpu; do go tool pprof -symbolize=none -top "
+		 "-sample_index=$i out.pb.gz || exit 1; done > top.txt 2>&1",
+		 dir, dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/top.txt", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	out = fx_slurp(f, NULL);
+	fclose(f);
+	assert_non_null(out);
+	/* 1.5 MiB of byte[] of 2.5 in all; 4 contentions, 7.5 ms */
+	assert_non_null(strstr(out, "Type: alloc_space"));
+	assert_non_null(strstr(out, "Total samples = 2.50MB"));
+	assert_non_null(strstr(out, "1.50MB 60.00% 60.00%     1.50MB 60.00%  "
+				    "byte[]"));
+	assert_non_null(strstr(out, "Type: alloc_objects"));
+	assert_non_null(strstr(out, "Total samples = 43882"));
+	assert_non_null(strstr(out, "Type: delay"));
+	assert_non_null(strstr(out, "7.50ms   100%   100%     7.50ms   100%  "
+				    "java.lang.Object"));
+	assert_non_null(strstr(out, "Type: contentions"));
+	/* cpu: the fixture's 72 samples, none of the JVM events' */
+	assert_non_null(strstr(out, "Type: cpu"));
+	assert_non_null(strstr(out, "Total samples = 727.27ms"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	(void)system(cmd);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +888,8 @@ int main(void)
 		cmocka_unit_test(test_deep_inline),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_jvm_events),
+		cmocka_unit_test(test_jvm_events_gotool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,11 +102,46 @@ static void test_top_write_error(void **state)
 	profile__free(p);
 }
 
+/* a table per event family, each in its own unit */
+static void test_top_jvm_sections(void **state)
+{
+	struct profile *p = fx_jvm_profile(1 | 4 | 8);
+	FILE *f = tmpfile();
+	char *text, *alloc, *lock;
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(f);
+	assert_int_equal(write_top(p, f), 0);
+	text = fx_slurp(f, NULL);
+	assert_non_null(text);
+	/* the cpu table as without JVM events: samples of cpu stacks */
+	assert_non_null(strstr(text, "# asgst-bpf top: 72 samples in 7 stacks"));
+	alloc = strstr(text, "\n\n# asgst-bpf top alloc: 2621440 bytes in 5 "
+			     "events, 2 stacks");
+	lock = strstr(text, "\n\n# asgst-bpf top lock: 7500000 ns in 4 "
+			    "events, 1 stacks");
+	assert_non_null(alloc);
+	assert_non_null(lock);
+	assert_true(alloc < lock);
+	assert_non_null(strstr(alloc, "60.00%  1572864  60.00%  1572864  "
+				      "byte[]_[a]\n"));
+	assert_non_null(strstr(lock, "100.00%  7500000 100.00%  7500000  "
+				     "java.lang.Object_[l]\n"));
+	/* never a class frame in the cpu table */
+	*alloc = '\0';
+	assert_null(strstr(text, "_[a]"));
+	free(text);
+	fclose(f);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_top_table),
 		cmocka_unit_test(test_top_write_error),
+		cmocka_unit_test(test_top_jvm_sections),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

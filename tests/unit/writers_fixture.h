@@ -9,6 +9,7 @@
 #ifndef WRITERS_FIXTURE_H
 #define WRITERS_FIXTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +255,96 @@ static struct profile *fx_inline_profile(void)
 		}
 		profile__meta(p)->samples += fx_inl_traces[i].count;
 	}
+	return p;
+}
+
+/*
+ * JVM events: allocations (the class allocated as the FRAME_CLASS leaf,
+ * then the allocating thread's frames) and a contended monitor (its
+ * class, then the waiting thread's frames), beside the cpu stacks.
+ */
+#define CF(cls) { .type = FRAME_CLASS, .comp_level = -1, .bci = -1, \
+	.line = -1, .klass = (cls) }
+
+static struct frame fx_alloc_bytes_frames[] = {
+	CF("byte[]"),
+	JF(FRAME_JAVA, "Demo$Worker", "compute", "(I)J", "Demo.java", 22, 57, 3),
+	JF(FRAME_JAVA, "Demo", "main", "([Ljava/lang/String;)V", "Demo.java", 5, 12, 0),
+};
+static struct frame fx_alloc_str_frames[] = {
+	CF("java.lang.String"),
+	JF(FRAME_JAVA, "Demo$Worker", "run", "()V", "Demo.java", 8, 70, 1),
+	JF(FRAME_JAVA, "java.lang.Thread", "run", "()V", "Thread.java", 11, 833, 0),
+};
+static struct frame fx_lock_frames[] = {
+	CF("java.lang.Object"),
+	JF(FRAME_JAVA, "Demo$Worker", "run", "()V", "Demo.java", 8, 70, 1),
+	JF(FRAME_JAVA, "java.lang.Thread", "run", "()V", "Thread.java", 11, 833, 0),
+};
+
+struct fx_event {
+	struct trace t;
+	struct profile_values v;
+};
+
+#define FX_EVENT(tid_, ev, cls, fr, cnt, ns, bytes, objs) \
+	{ { .pid = 4242, .tid = (tid_), .comm = "java", .thread = "worker-1", \
+	    .kind = TRACE_KIND_JAVA, .event = (ev), .ev_class = (cls), \
+	    .state = TRACE_STATE_IN_JAVA, .nframes = NELEM(fr), \
+	    .frames = (fr) }, \
+	  { .count = (cnt), .weight_ns = (ns), .alloc_bytes = (bytes), \
+	    .alloc_objects = (objs) } }
+
+static struct fx_event fx_events[] = {
+	FX_EVENT(4251, TRACE_EV_ALLOC, "byte[]", fx_alloc_bytes_frames, 3, 0,
+		 3 * 524288, 3 * 64),
+	FX_EVENT(4252, TRACE_EV_ALLOC, "java.lang.String",
+		 fx_alloc_str_frames, 2, 0, 2 * 524288, 2 * 21845),
+	FX_EVENT(4252, TRACE_EV_LOCK, "java.lang.Object", fx_lock_frames, 4,
+		 7500000, 0, 0),
+};
+
+#define FX_NEVENTS NELEM(fx_events)
+#define FX_ALLOC_BYTES	(5ull * 524288)
+#define FX_ALLOC_OBJS	(3ull * 64 + 2 * 21845)
+#define FX_LOCK_NS	7500000ull
+
+/*
+ * events (ASGST_EVMASK_*): the fixture's cpu stacks when it holds cpu
+ * (bit 0), then each JVM event of the kinds asked (alloc bit 2, lock
+ * bit 3), with the JVM events' figures in the meta
+ */
+__attribute__((unused))
+static struct profile *fx_jvm_profile(uint32_t events)
+{
+	struct profile *p = events & 1 ? fx_profile() : profile__new();
+	struct profile_meta *m;
+
+	if (!p)
+		return NULL;
+	m = profile__meta(p);
+	m->frequency_hz = 99;
+	m->duration_ns = 10ull * 1000 * 1000 * 1000;
+	m->events = events;
+	m->jvm_ev_lost = 1;
+	m->jvm_ev_throttled = 4;
+	for (size_t i = 0; i < FX_NEVENTS; i++) {
+		const struct fx_event *e = &fx_events[i];
+		bool alloc = e->t.event == TRACE_EV_ALLOC;
+
+		if (!(events & (alloc ? 4u : 8u)))
+			continue;
+		if (profile__add_values(p, &e->t, &e->v)) {
+			profile__free(p);
+			return NULL;
+		}
+		if (alloc)
+			m->alloc_events += e->v.count;
+		else
+			m->lock_events += e->v.count;
+	}
+	if (events & 4)
+		m->alloc_interval = 524288;
 	return p;
 }
 

@@ -717,6 +717,15 @@ int capture__attach_probe(struct capture *c, int fd, uint64_t offset,
 	return 0;
 }
 
+int capture__jvm_event_stats(struct capture *c, uint64_t *run_time_ns,
+			     uint64_t *run_cnt)
+{
+	if (!c)
+		return -EINVAL;
+	return prog_stats(c->skel->progs.asgst_jvm_event, run_time_ns,
+			  run_cnt);
+}
+
 int capture__ncpus(const struct capture *c)
 {
 	return c ? c->nev : 0;

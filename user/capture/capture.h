@@ -78,6 +78,9 @@ int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
 /* the same for the sched_switch (off-CPU) program */
 int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
 			  uint64_t *run_cnt);
+/* the same for the JVM events' uprobe program */
+int capture__jvm_event_stats(struct capture *c, uint64_t *run_time_ns,
+			     uint64_t *run_cnt);
 int capture__ncpus(const struct capture *c);
 /*
  * JVM events (opts.events has ASGST_EVMASK_ALLOC or _LOCK): a uprobe at

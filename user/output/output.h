@@ -33,6 +33,14 @@ int output__open(struct output *o, const char *path, enum output_format f,
  * one line in err */
 int output__write(struct output *o, const struct profile *p, char *err,
 		  size_t errlen);
+/*
+ * A collapsed output holds one event family (output/evfamily.h): the
+ * first the profile has (time, alloc, lock) at its path, each other one
+ * in a sibling named by output__sibling(path, "alloc" or "lock"):
+ * out.collapsed -> out.alloc.collapsed (also .folded, .txt), out ->
+ * out.alloc. A heap string (NULL without memory).
+ */
+char *output__sibling(const char *path, const char *family);
 /* an output not written: its file removed */
 void output__close(struct output *o);
 

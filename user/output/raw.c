@@ -17,6 +17,12 @@
 #include "trace.h"
 
 #define STR_NULL	0xffffu
+/*
+ * The first u32 of a version-2 stacks chunk, where a version-1 chunk has
+ * its first stack's pid (never this): a file's stacks chunk says its own
+ * layout.
+ */
+#define RAW_STACKS_V2_TAG	0xfffffff2u
 
 struct raw_writer {
 	FILE *f;
@@ -183,6 +189,11 @@ struct raw_stack {
 	uint32_t nframes;
 } __attribute__((packed));
 
+/* version 2: after each raw_stack */
+struct raw_stack_jvm {
+	uint64_t alloc_bytes, alloc_objects;
+} __attribute__((packed));
+
 struct raw_frame {
 	uint8_t type;
 	int8_t comp_level;
@@ -194,8 +205,10 @@ struct raw_frame {
 int raw_writer__stacks(struct raw_writer *w, const struct profile *p)
 {
 	struct bytes b = { 0 };
+	uint32_t tag = RAW_STACKS_V2_TAG;
 	int rc;
 
+	put(&b, &tag, sizeof(tag));
 	for (size_t i = 0; i < profile__nstacks(p); i++) {
 		const struct profile_stack *s = profile__stack(p, i);
 		const struct trace *t = &s->trace;
@@ -207,11 +220,17 @@ int raw_writer__stacks(struct raw_writer *w, const struct profile *p)
 			.count = s->count, .weight_ns = s->weight_ns,
 			.nframes = t->nframes,
 		};
+		struct raw_stack_jvm rj = {
+			.alloc_bytes = s->alloc_bytes,
+			.alloc_objects = s->alloc_objects,
+		};
 
 		put(&b, &rs, sizeof(rs));
+		put(&b, &rj, sizeof(rj));
 		put_str(&b, t->comm);
 		put_str(&b, t->thread);
 		put_str(&b, t->error_name);
+		put_str(&b, t->ev_class);
 		for (uint32_t j = 0; j < t->nframes; j++) {
 			const struct frame *f = &t->frames[j];
 			struct raw_frame rf = {
@@ -255,6 +274,11 @@ int raw_writer__close(struct raw_writer *w, const struct profile *p,
 			.offcpu_lost = m->offcpu_lost,
 			.end_ns = m->end_ns,
 			.offcpu_capture_ns = m->offcpu_capture_ns,
+			.alloc_events = m->alloc_events,
+			.lock_events = m->lock_events,
+			.jvm_ev_lost = m->jvm_ev_lost,
+			.jvm_ev_throttled = m->jvm_ev_throttled,
+			.alloc_interval = m->alloc_interval,
 		};
 
 		raw_writer__chunk(w, RAW_META, &rm, sizeof(rm), NULL, 0);
@@ -316,10 +340,10 @@ int raw_reader__open(struct raw_reader **out, const char *path, char *err,
 			 "magic); record one with -o FILE.asgst", path);
 		goto bad;
 	}
-	if (h.version != RAW_VERSION) {
+	if (h.version < RAW_VERSION_MIN || h.version > RAW_VERSION) {
 		snprintf(err, errlen, "%s is a raw file of version %u; this "
-			 "asgst-bpf reads version %u", path, h.version,
-			 RAW_VERSION);
+			 "asgst-bpf reads versions %u to %u", path, h.version,
+			 RAW_VERSION_MIN, RAW_VERSION);
 		goto bad;
 	}
 	if (h.hdr_size < sizeof(h) || h.hdr_size > 4096 ||
@@ -452,19 +476,30 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 {
 	struct cursor c = { .p = payload, .n = len, .st = profile__strtab(p) };
 	struct frame *frames = calloc(TRACE_MAX_FRAMES, sizeof(*frames));
+	uint32_t tag = 0;
+	bool v2;
 	int rc = 0;
 
 	if (!frames)
 		return -ENOMEM;
+	if (len >= sizeof(tag))
+		memcpy(&tag, payload, sizeof(tag));
+	v2 = tag == RAW_STACKS_V2_TAG;
+	if (v2)
+		c.off = sizeof(tag);
 	while (!c.bad && c.off < c.n) {
 		struct raw_stack rs;
+		struct raw_stack_jvm rj = { 0 };
+		struct profile_values v;
 		struct trace t = { 0 };
 
 		get(&c, &rs, sizeof(rs));
+		if (v2)
+			get(&c, &rj, sizeof(rj));
 		/* a field out of range is a bad file, not its end */
 		if (rs.nframes > TRACE_MAX_FRAMES ||
 		    rs.kind > TRACE_KIND_JVM || rs.state > TRACE_STATE_BLOCKED ||
-		    rs.event > TRACE_EV_OFFCPU)
+		    rs.event > (v2 ? TRACE_EV_LOCK : TRACE_EV_OFFCPU))
 			c.bad = true;
 		if (c.bad)
 			break;
@@ -479,6 +514,8 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 		t.comm = get_str(&c);
 		t.thread = get_str(&c);
 		t.error_name = get_str(&c);
+		if (v2)
+			t.ev_class = get_str(&c);
 		t.nframes = rs.nframes;
 		t.frames = frames;
 		for (uint32_t j = 0; j < rs.nframes && !c.bad; j++) {
@@ -486,7 +523,7 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 			struct frame *f = &frames[j];
 
 			get(&c, &rf, sizeof(rf));
-			if (rf.type > FRAME_KERNEL)
+			if (rf.type > (v2 ? FRAME_CLASS : FRAME_KERNEL))
 				c.bad = true;
 			f->type = rf.type;
 			f->comp_level = rf.comp_level;
@@ -505,7 +542,12 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 		}
 		if (c.bad)
 			break;
-		rc = profile__add(p, &t, rs.count, rs.weight_ns);
+		v = (struct profile_values){
+			.count = rs.count, .weight_ns = rs.weight_ns,
+			.alloc_bytes = rj.alloc_bytes,
+			.alloc_objects = rj.alloc_objects,
+		};
+		rc = profile__add_values(p, &t, &v);
 		if (rc)
 			break;
 	}
@@ -655,5 +697,10 @@ int raw__load_meta(struct profile *p, const void *payload, uint64_t len,
 	pm->offcpu_lost = m.offcpu_lost;
 	pm->end_ns = m.end_ns;
 	pm->offcpu_capture_ns = m.offcpu_capture_ns;
+	pm->alloc_events = m.alloc_events;
+	pm->lock_events = m.lock_events;
+	pm->jvm_ev_lost = m.jvm_ev_lost;
+	pm->jvm_ev_throttled = m.jvm_ev_throttled;
+	pm->alloc_interval = m.alloc_interval;
 	return 0;
 }

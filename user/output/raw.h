@@ -16,7 +16,10 @@
  *   RAW_CODEMAP  struct raw_codemap + code-map bytes at that file offset
  *                (the chunks of one pid, in order, rebuild its map)
  *   RAW_STACKS   decoded stacks (struct raw_stack ...), written when a
- *                recording's output could not be written
+ *                recording's output could not be written; in version 2
+ *                led by RAW_STACKS_V2_TAG, each stack with its
+ *                allocation values and event class (struct raw_stack_jvm
+ *                and a string after its thread strings)
  *   RAW_META     struct raw_meta (last)
  *
  * Little-endian x86_64. The reader checks every length against the file and
@@ -32,7 +35,8 @@
 #include <sys/types.h>
 
 #define RAW_MAGIC		"ASGSTRAW"
-#define RAW_VERSION		1
+#define RAW_VERSION		2	/* 2: JVM events' stack values */
+#define RAW_VERSION_MIN		1	/* still read */
 #define RAW_MAX_CHUNK		(256u << 20)
 
 struct raw_file_hdr {
@@ -83,6 +87,12 @@ struct raw_meta {
 	uint64_t offcpu_lost;
 	uint64_t end_ns;	/* recording end, the samples' clock; 0 before */
 	uint64_t offcpu_capture_ns;	/* 0 in older files */
+	/* added with the JVM events (file version 2); 0 in older files */
+	uint64_t alloc_events;
+	uint64_t lock_events;
+	uint64_t jvm_ev_lost;
+	uint64_t jvm_ev_throttled;
+	uint64_t alloc_interval;
 };
 #define RAW_META_V1_SIZE	32	/* before the off-CPU fields */
 

@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "output/output.h"
 #include "output/switch_name.h"
 
 /* where ".TIME" goes in path: before the extension, else at the end */
@@ -58,6 +59,24 @@ int switch_name__format(char *buf, size_t len, const char *path, time_t t)
 	return w < 0 || (size_t)w >= len - n ? -ENAMETOOLONG : 0;
 }
 
+/* the oldest file's alloc and lock siblings, when it may have any */
+static int unlink_siblings(const struct switch_files *f, const char *name)
+{
+	static const char *const fams[] = { "alloc", "lock" };
+	int rc = 0;
+
+	for (size_t i = 0; f->siblings && i < 2; i++) {
+		char *s = output__sibling(name, fams[i]);
+
+		if (!s)
+			return -ENOMEM;
+		if (unlink(s) && errno != ENOENT && !rc)
+			rc = -errno;
+		free(s);
+	}
+	return rc;
+}
+
 int switch_files__add(struct switch_files *f, const char *name)
 {
 	char *copy;
@@ -77,6 +96,8 @@ int switch_files__add(struct switch_files *f, const char *name)
 		/* the oldest goes; a file removed by someone else is fine */
 		if (unlink(f->names[0]) && errno != ENOENT)
 			rc = -errno;
+		if (!rc)
+			rc = unlink_siblings(f, f->names[0]);
 		free(f->names[0]);
 		memmove(f->names, f->names + 1,
 			(f->max - 1) * sizeof(*f->names));

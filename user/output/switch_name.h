@@ -7,6 +7,7 @@
 #ifndef ASGST_SWITCH_NAME_H
 #define ASGST_SWITCH_NAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -26,6 +27,9 @@ struct switch_files {
 	char **names;
 	size_t n;
 	size_t max;		/* keep this many; 0: all (nothing is kept) */
+	/* collapsed: a file's alloc and lock siblings (output__sibling)
+	 * are deleted with it */
+	bool siblings;
 };
 
 /*

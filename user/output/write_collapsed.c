@@ -4,7 +4,8 @@
  * of most flame-graph viewers: one line per distinct stack,
  *   comm;root_frame;...;leaf_frame COUNT
  * Identical lines (stacks that differ only in fields the format does not
- * show: tid, pc, bci...) are merged. Names are in docs/formats.md.
+ * show: tid, pc, bci...) are merged. Names are in docs/formats.md. One
+ * file holds one event family (output/evfamily.h): its weight in one unit.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include "profile/profile.h"
 #include "util/strtab.h"
 #include "trace.h"
+#include "output/evfamily.h"
 #include "output/writers.h"
 
 struct line_count {
@@ -72,7 +74,7 @@ static int line_map__add(struct line_map *m, const char *line, uint64_t count)
 
 #define NAME_MAX_LEN 4096
 
-int write_collapsed(const struct profile *p, FILE *f)
+int write_collapsed_family(const struct profile *p, FILE *f, unsigned family)
 {
 	struct strtab *lines = strtab__new();
 	struct line_map map = { 0 };
@@ -87,6 +89,8 @@ int write_collapsed(const struct profile *p, FILE *f)
 		const struct trace *t = &ps->trace;
 		const char *key;
 
+		if (ev_family__of(t) != family)
+			continue;
 		len = trace__display_comm(t, line, NAME_MAX_LEN + 1);
 		if (t->event == TRACE_EV_OFFCPU) {
 			memcpy(line + len, ";" PROFILE_OFFCPU_FRAME,
@@ -104,8 +108,8 @@ int write_collapsed(const struct profile *p, FILE *f)
 				cap *= 2;
 			}
 			line[len++] = ';';
-			len += frame__display_name(&t->frames[k], line + len,
-						   NAME_MAX_LEN + 1, true);
+			len += ev_frame_name(t, &t->frames[k], line + len,
+					     NAME_MAX_LEN + 1, true);
 		}
 		key = strtab__intern_n(lines, line, len);
 		if (!key || line_map__add(&map, key, profile__stack_value(p, ps)))
@@ -121,4 +125,22 @@ cleanup:
 	free(map.slots);
 	strtab__free(lines);
 	return err;
+}
+
+int write_collapsed(const struct profile *p, FILE *f)
+{
+	unsigned fams = ev_families(p);
+	int rc = 0;
+
+	if (!(fams & (fams - 1)))
+		return write_collapsed_family(p, f, ev_families__main(fams));
+	/* several families in one stream (stdout): one block each, after a
+	 * comment line naming it; never one weight added to another */
+	for (unsigned fam = 0; fam < EVF_N && !rc; fam++) {
+		if (!(fams & EVF_BIT(fam)))
+			continue;
+		fprintf(f, "# event: %s\n", ev_family__name(fam));
+		rc = write_collapsed_family(p, f, fam);
+	}
+	return rc;
 }

@@ -6,7 +6,9 @@
  * in preorder as (frame, distance to parent, self samples) triples. The
  * page (res/flamegraph.*) computes totals, draws on a canvas only the
  * boxes at least a quarter pixel wide, and builds the reversed tree on
- * demand, so 100 000 distinct stacks stay interactive.
+ * demand, so 100 000 distinct stacks stay interactive. A profile with
+ * allocations or contended monitors has several weights (time, bytes,
+ * objects, ns): one tree, a self value per weight, and the page a chooser.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +22,7 @@
 #include "util/u64map.h"
 #include "util/strtab.h"
 #include "trace.h"
+#include "output/evfamily.h"
 #include "output/writers.h"
 
 /*
@@ -34,13 +37,40 @@ extern const char res_flamegraph_html[], res_flamegraph_css[],
 enum cat {
 	CAT_ROOT, CAT_PROCESS, CAT_KERNEL, CAT_NATIVE, CAT_JVM, CAT_STUB,
 	CAT_INTERP, CAT_C1, CAT_C2, CAT_JAVA, CAT_INLINED, CAT_JNATIVE,
-	CAT_UNKNOWN, NCATS,
+	CAT_UNKNOWN, CAT_CLASS, NCATS,
 };
 
 static const char *const cat_names[NCATS] = {
 	"root", "process", "kernel", "native", "jvm", "stub", "interpreted",
-	"c1", "c2", "java", "inlined", "java_native", "unknown",
+	"c1", "c2", "java", "inlined", "java_native", "unknown", "class",
 };
+
+/* the weights a page may show, in the chooser's order */
+enum hweight { HW_TIME, HW_ALLOC_BYTES, HW_ALLOC_OBJECTS, HW_LOCK, HW_N };
+
+static const char *const hweight_names[HW_N] = {
+	"cpu/off-cpu time", "alloc bytes", "alloc objects", "lock time",
+};
+
+/* a stack's value in weight w (0 when it is another event's) */
+static uint64_t hweight_value(const struct profile *p,
+			      const struct profile_stack *ps, enum hweight w)
+{
+	enum ev_family fam = ev_family__of(&ps->trace);
+
+	switch (w) {
+	case HW_TIME:
+		return fam == EVF_TIME ? profile__stack_value(p, ps) : 0;
+	case HW_ALLOC_BYTES:
+		return fam == EVF_ALLOC ? ps->alloc_bytes : 0;
+	case HW_ALLOC_OBJECTS:
+		return fam == EVF_ALLOC ? ps->alloc_objects : 0;
+	case HW_LOCK:
+		return fam == EVF_LOCK ? ps->weight_ns : 0;
+	default:
+		return 0;
+	}
+}
 
 static enum cat frame_cat(const struct frame *f)
 {
@@ -61,6 +91,8 @@ static enum cat frame_cat(const struct frame *f)
 		return CAT_INLINED;
 	case FRAME_JAVA_NATIVE:
 		return CAT_JNATIVE;
+	case FRAME_CLASS:
+		return CAT_CLASS;
 	default:
 		return CAT_UNKNOWN;
 	}
@@ -87,7 +119,7 @@ struct hnode {
 	uint32_t frame;
 	uint32_t parent;
 	uint32_t first, next;	/* children: creation order, 0 = none */
-	uint64_t self;
+	uint64_t self[HW_N];	/* by enum hweight */
 	int32_t bci, line;	/* -1 unknown, -2 differs between samples */
 };
 
@@ -245,11 +277,66 @@ static const char *put_upto(FILE *f, const char *s, const char *mark)
 	return m ? m + strlen(mark) : s + n;
 }
 
+/* the weights p's events have, in order; how many */
+static int html_weights(const struct profile *p, enum hweight *w)
+{
+	unsigned fams = ev_families(p);
+	int n = 0;
+
+	if (fams & EVF_BIT(EVF_TIME))
+		w[n++] = HW_TIME;
+	if (fams & EVF_BIT(EVF_ALLOC)) {
+		w[n++] = HW_ALLOC_BYTES;
+		w[n++] = HW_ALLOC_OBJECTS;
+	}
+	if (fams & EVF_BIT(EVF_LOCK))
+		w[n++] = HW_LOCK;
+	return n;
+}
+
+static const char *hweight_unit(const struct profile *p, enum hweight w)
+{
+	switch (w) {
+	case HW_ALLOC_BYTES:
+		return "bytes";
+	case HW_ALLOC_OBJECTS:
+		return "objects";
+	case HW_LOCK:
+		return "ns";
+	default:
+		return profile__timed(p) ? "us" : "samples";
+	}
+}
+
+/*
+ * With more than one weight, each one's self values of the nodes in
+ * preorder (the number code of put_num()); "nodes" holds the first's.
+ */
+static void put_weights(FILE *f, const struct profile *p,
+			const struct html *h, const uint32_t *order,
+			const enum hweight *w, int nw)
+{
+	if (nw < 2)
+		return;
+	fputs(",\n\"weights\":[", f);
+	for (int k = 0; k < nw; k++) {
+		fprintf(f, "%s{\"name\":\"%s\",\"unit\":\"%s\",\"self\":\"",
+			k ? "," : "", hweight_names[w[k]],
+			hweight_unit(p, w[k]));
+		for (size_t i = 0; i < h->nnodes; i++)
+			put_num(f, h->nodes[order[i]].self[w[k]]);
+		fputs("\"}", f);
+	}
+	putc(']', f);
+}
+
 int write_html(const struct profile *p, FILE *f)
 {
 	const struct profile_meta *m = profile__meta_const(p);
 	struct html h = { 0 };
 	uint32_t *order = NULL, *pos = NULL, root_frame;
+	enum hweight w[HW_N];
+	int nw = html_weights(p, w);
 	const char *page;
 	char name[4097];
 	int err = -ENOMEM;
@@ -285,7 +372,7 @@ int write_html(const struct profile *p, FILE *f)
 			bool java = fp->type == FRAME_JAVA || fp->type == FRAME_JAVA_INLINED ||
 				    fp->type == FRAME_JAVA_NATIVE;
 
-			frame__display_name(fp, name, sizeof(name), false);
+			ev_frame_name(t, fp, name, sizeof(name), false);
 			fr = html_frame(&h, name, frame_cat(fp), fp->comp_level);
 			if (fr == UINT32_MAX)
 				goto cleanup;
@@ -294,7 +381,8 @@ int write_html(const struct profile *p, FILE *f)
 		}
 		if (node == UINT32_MAX)
 			goto cleanup;
-		h.nodes[node].self += profile__stack_value(p, ps);
+		for (int k = 0; k < nw; k++)
+			h.nodes[node].self[w[k]] += hweight_value(p, ps, w[k]);
 	}
 
 	order = malloc(h.nnodes * sizeof(*order));
@@ -310,9 +398,12 @@ int write_html(const struct profile *p, FILE *f)
 	page = put_upto(f, page, "{{data}}\n");
 	fprintf(f, "{\"v\":1,\"meta\":{\"frequency_hz\":%" PRIu32 ",\"duration_ns\":%"
 		PRIu64 ",\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"stacks\":%zu,"
-		"\"unit\":\"%s\"},\n"
-		"\"cats\":[", m->frequency_hz, m->duration_ns, m->samples, m->lost,
-		profile__nstacks(p), profile__timed(p) ? "us" : "samples");
+		"\"unit\":\"%s\"", m->frequency_hz, m->duration_ns, m->samples,
+		m->lost, profile__nstacks(p), hweight_unit(p, w[0]));
+	if (nw > 1)
+		fprintf(f, ",\"alloc_events\":%" PRIu64 ",\"lock_events\":%"
+			PRIu64, m->alloc_events, m->lock_events);
+	fputs("},\n\"cats\":[", f);
 	for (int c = 0; c < NCATS; c++)
 		fprintf(f, "%s\"%s\"", c ? "," : "", cat_names[c]);
 	fputs("],\n\"names\":[", f);
@@ -338,11 +429,13 @@ int write_html(const struct profile *p, FILE *f)
 
 		put_num(f, n->frame);
 		put_num(f, i ? i - pos[n->parent] : 0);
-		put_num(f, n->self);
+		put_num(f, n->self[w[0]]);
 		put_num(f, (uint64_t)(n->bci + 2));
 		put_num(f, (uint64_t)(n->line + 2));
 	}
-	fputs("\"}\n", f);
+	putc('"', f);
+	put_weights(f, p, &h, order, w, nw);
+	fputs("}\n", f);
 	page = put_upto(f, page, "{{js}}\n");
 	fputs(res_flamegraph_js, f);
 	fputs(page, f);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <linux/types.h>
@@ -31,6 +32,10 @@ static void write_frame(FILE *f, const struct frame *fr)
 	fputs("{\"type\":", f);
 	json_str(f, frame_type__name(fr->type));
 	switch (fr->type) {
+	case FRAME_CLASS:
+		fputs(",\"class\":", f);
+		json_str(f, fr->klass);
+		break;
 	case FRAME_KERNEL:
 		fputs(",\"symbol\":", f);
 		if (fr->symbol)
@@ -95,6 +100,62 @@ static void write_frame(FILE *f, const struct frame *fr)
 	putc('}', f);
 }
 
+/* the events recorded, in ASGST_EVMASK_* order; none named is cpu */
+static void write_events(FILE *f, uint32_t events)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} evs[] = {
+		{ ASGST_EVMASK_CPU, "cpu" }, { ASGST_EVMASK_OFFCPU, "offcpu" },
+		{ ASGST_EVMASK_ALLOC, "alloc" }, { ASGST_EVMASK_LOCK, "lock" },
+	};
+	bool first = true;
+
+	if (!(events & (ASGST_EVMASK_CPU | ASGST_EVMASK_OFFCPU |
+			ASGST_EVMASK_JVM)))
+		events |= ASGST_EVMASK_CPU;
+	fputs(",\"events\":[", f);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		if (!(events & evs[i].bit))
+			continue;
+		fprintf(f, "%s\"%s\"", first ? "" : ",", evs[i].name);
+		first = false;
+	}
+	putc(']', f);
+}
+
+static const char *event_name(uint8_t event)
+{
+	switch (event) {
+	case TRACE_EV_OFFCPU:
+		return "offcpu";
+	case TRACE_EV_ALLOC:
+		return "alloc";
+	case TRACE_EV_LOCK:
+		return "lock";
+	default:
+		return "cpu";
+	}
+}
+
+/* an alloc or lock stack's values and class (dotted) */
+static void write_jvm_event(FILE *f, const struct profile_stack *ps)
+{
+	const struct trace *t = &ps->trace;
+
+	if (t->event == TRACE_EV_ALLOC) {
+		fprintf(f, ",\"alloc_count\":%" PRIu64 ",\"alloc_bytes\":%"
+			PRIu64 ",\"alloc_class\":", ps->alloc_objects,
+			ps->alloc_bytes);
+		json_str(f, t->ev_class ? t->ev_class : "");
+	} else if (t->event == TRACE_EV_LOCK) {
+		fprintf(f, ",\"lock_ns\":%" PRIu64 ",\"lock_class\":",
+			ps->weight_ns);
+		json_str(f, t->ev_class ? t->ev_class : "");
+	}
+}
+
 int write_json(const struct profile *p, FILE *f)
 {
 	const struct profile_meta *m = profile__meta_const(p);
@@ -103,16 +164,21 @@ int write_json(const struct profile *p, FILE *f)
 	errno = 0;
 	fprintf(f, "{\"format\":\"asgst-bpf\",\"version\":1,\"frequency_hz\":%" PRIu32
 		",\"duration_ns\":%" PRIu64 ",\"samples\":%" PRIu64
-		",\"lost\":%" PRIu64 ",\"events\":[%s%s%s]"
-		",\"offcpu_samples\":%" PRIu64 ",\"offcpu_lost\":%" PRIu64
-		",\"offcpu_capture_ns\":%" PRIu64 ",\n\"stacks\":[", m->frequency_hz,
-		m->duration_ns, m->samples, m->lost,
-		m->events & ASGST_EVMASK_OFFCPU && !(m->events & ASGST_EVMASK_CPU) ?
-		"" : "\"cpu\"",
-		(m->events & ASGST_EVMASK_OFFCPU) &&
-		(m->events & ASGST_EVMASK_CPU) ? "," : "",
-		m->events & ASGST_EVMASK_OFFCPU ? "\"offcpu\"" : "",
-		m->offcpu_events, m->offcpu_lost, m->offcpu_capture_ns);
+		",\"lost\":%" PRIu64, m->frequency_hz, m->duration_ns,
+		m->samples, m->lost);
+	write_events(f, m->events);
+	fprintf(f, ",\"offcpu_samples\":%" PRIu64 ",\"offcpu_lost\":%" PRIu64
+		",\"offcpu_capture_ns\":%" PRIu64, m->offcpu_events,
+		m->offcpu_lost, m->offcpu_capture_ns);
+	/* the JVM events' figures when one of them was recorded */
+	if (m->events & ASGST_EVMASK_JVM)
+		fprintf(f, ",\"alloc_events\":%" PRIu64 ",\"lock_events\":%"
+			PRIu64 ",\"jvm_events_lost\":%" PRIu64
+			",\"jvm_events_throttled\":%" PRIu64
+			",\"alloc_interval\":%" PRIu64, m->alloc_events,
+			m->lock_events, m->jvm_ev_lost, m->jvm_ev_throttled,
+			m->alloc_interval);
+	fputs(",\n\"stacks\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_stack *ps = profile__stack(p, i);
 		const struct trace *t = &ps->trace;
@@ -144,10 +210,10 @@ int write_json(const struct profile *p, FILE *f)
 		json_str(f, trace_state__name(t->state));
 		if (t->kind == TRACE_KIND_JAVA)
 			fprintf(f, ",\"jvmti_state\":%" PRId32, t->jvmti_state);
-		fprintf(f, ",\"event\":\"%s\"",
-			t->event == TRACE_EV_OFFCPU ? "offcpu" : "cpu");
+		fprintf(f, ",\"event\":\"%s\"", event_name(t->event));
 		if (t->event == TRACE_EV_OFFCPU)
 			fprintf(f, ",\"offcpu_ns\":%" PRIu64, ps->weight_ns);
+		write_jvm_event(f, ps);
 		fprintf(f, ",\"virtual_thread\":%s,\"pinned\":%s",
 			t->flags & TRACE_F_VTHREAD ? "true" : "false",
 			t->flags & TRACE_F_PINNED ? "true" : "false");

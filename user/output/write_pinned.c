@@ -73,7 +73,9 @@ int write_pinned(const struct profile *p, FILE *f)
 		const char *k, *name;
 		size_t j;
 
-		if (!(ps->trace.flags & TRACE_F_PINNED))
+		/* off-CPU time only: a lock's ns are another family's */
+		if (!(ps->trace.flags & TRACE_F_PINNED) ||
+		    ps->trace.event != TRACE_EV_OFFCPU)
 			continue;
 		fr = pinning_frame(&ps->trace);
 		k = fr ? fr->klass : NULL;

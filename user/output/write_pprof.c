@@ -36,6 +36,7 @@
 #include "util/safe_open.h"
 #include "util/strtab.h"
 #include "trace.h"
+#include "output/evfamily.h"
 #include "output/writers.h"
 
 /* ---- protobuf encoding ------------------------------------------------ */
@@ -176,7 +177,10 @@ struct pp {
 	struct pb jkey;		/* scratch: key of a Java location */
 	char key[8192];		/* scratch: keys of functions, native locations */
 	uint64_t period;	/* ns a cpu sample stands for */
+	bool time;		/* samples and cpu ns are values */
 	bool offcpu;		/* off-CPU time is a value of its own */
+	bool alloc;		/* alloc_objects, alloc_space */
+	bool lock;		/* contentions, delay */
 	uint32_t *locids;	/* scratch: location ids of a stack */
 	struct pb sample;	/* scratch: a Sample message */
 	struct pb ids, vals;	/* scratch: its location ids, its values */
@@ -350,6 +354,11 @@ static uint32_t pp_location_pc(struct pp *pp, const struct frame *f)
 				 base_name(mod), f->offset);
 		else if (!sym)
 			snprintf(name, sizeof(name), "0x%" PRIx64, f->pc);
+	} else if (f->type == FRAME_CLASS) {
+		/* what was allocated, or whose monitor: a function by the
+		 * class's name, no address */
+		sym = f->klass && *f->klass ? f->klass : "[unknown class]";
+		addr = 0;
 	} else {
 		snprintf(name, sizeof(name), f->reason && *f->reason ?
 			 "[unknown: %s]" : "[unknown]", f->reason);
@@ -511,12 +520,18 @@ static int gzip_out(const uint8_t *buf, size_t len, FILE *f)
 static int pp__init(struct pp *pp, const struct profile *p)
 {
 	const struct profile_meta *meta = profile__meta_const(p);
+	unsigned fams;
 
 	memset(pp, 0, sizeof(*pp));
 	pp->p = p;
 	pp->period = meta->frequency_hz ?
 		     1000000000ull / meta->frequency_hz : 0;
-	pp->offcpu = meta->events & ASGST_EVMASK_OFFCPU;
+	fams = ev_families(p);
+	/* a recording of JVM events alone has no time to show */
+	pp->time = fams & EVF_BIT(EVF_TIME);
+	pp->offcpu = pp->time && meta->events & ASGST_EVMASK_OFFCPU;
+	pp->alloc = fams & EVF_BIT(EVF_ALLOC);
+	pp->lock = fams & EVF_BIT(EVF_LOCK);
 	pp->st = strtab__new();
 	/* profile__add() keeps at most TRACE_MAX_FRAMES frames a stack */
 	pp->locids = malloc(TRACE_MAX_FRAMES * sizeof(*pp->locids));
@@ -548,25 +563,61 @@ static void pp__free(struct pp *pp)
 	strtab__free(pp->st);
 }
 
-/* sample and period types, period, duration, default type, comment */
+/*
+ * Sample and period types, period, duration, default type, comment. The
+ * value types are those of every event recorded, by the names the Go
+ * tools know (alloc_space, delay...): a sample has 0 in those of events
+ * not its own. The default is the first event's weight: cpu, offcpu,
+ * alloc_space, delay.
+ */
 static void pp_header(struct pp *pp)
 {
 	const struct profile_meta *meta = profile__meta_const(pp->p);
-	char c[128];
+	const char *def;
+	char c[256];
+	int n;
 
-	pp_value_type(pp, PROFILE_SAMPLE_TYPE, "samples", "count");
-	pp_value_type(pp, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	if (pp->time) {
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "samples", "count");
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	}
 	/* off-CPU time as a value of its own: never summed with cpu time */
 	if (pp->offcpu)
 		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "offcpu", "nanoseconds");
-	pp_value_type(pp, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
-	pb_uint(&pp->out, PROFILE_PERIOD, pp->period);
+	if (pp->alloc) {
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "alloc_objects",
+			      "count");
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes");
+	}
+	if (pp->lock) {
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "contentions", "count");
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "delay", "nanoseconds");
+	}
+	if (pp->time) {
+		pp_value_type(pp, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+		pb_uint(&pp->out, PROFILE_PERIOD, pp->period);
+	} else if (pp->alloc) {
+		pp_value_type(pp, PROFILE_PERIOD_TYPE, "space", "bytes");
+		pb_uint(&pp->out, PROFILE_PERIOD, meta->alloc_interval);
+	} else {
+		pp_value_type(pp, PROFILE_PERIOD_TYPE, "contentions", "count");
+		pb_uint(&pp->out, PROFILE_PERIOD, 1);
+	}
 	pb_uint(&pp->out, PROFILE_DURATION_NANOS, meta->duration_ns);
-	pb_uint(&pp->out, PROFILE_DEFAULT_SAMPLE_TYPE,
-		pp_str(pp, pp->offcpu && !(meta->events & ASGST_EVMASK_CPU) ?
-			   "offcpu" : "cpu"));
-	snprintf(c, sizeof(c), "asgst-bpf: %" PRIu64 " samples, %" PRIu64
-		 " lost, %u Hz", meta->samples, meta->lost, meta->frequency_hz);
+	if (pp->time)
+		def = pp->offcpu && !(meta->events & ASGST_EVMASK_CPU) ?
+		      "offcpu" : "cpu";
+	else
+		def = pp->alloc ? "alloc_space" : "delay";
+	pb_uint(&pp->out, PROFILE_DEFAULT_SAMPLE_TYPE, pp_str(pp, def));
+	n = snprintf(c, sizeof(c), "asgst-bpf: %" PRIu64 " samples, %" PRIu64
+		     " lost, %u Hz", meta->samples, meta->lost,
+		     meta->frequency_hz);
+	if (meta->events & ASGST_EVMASK_JVM)
+		snprintf(c + n, sizeof(c) - n, "; %" PRIu64 " alloc, %" PRIu64
+			 " lock events, %" PRIu64 " lost, %" PRIu64
+			 " throttled", meta->alloc_events, meta->lock_events,
+			 meta->jvm_ev_lost, meta->jvm_ev_throttled);
 	pb_uint(&pp->out, PROFILE_COMMENT, pp_str(pp, c));
 }
 
@@ -600,20 +651,27 @@ static uint32_t pp_stack_locations(struct pp *pp, const struct trace *t)
 	return nloc;
 }
 
-/* samples, cpu ns and (with off-CPU events) off-CPU ns */
+/* a stack's values in pp_header()'s order, 0 for other events' types */
 static void pp_sample_values(struct pp *pp, const struct profile_stack *ps)
 {
 	struct pb *vals = &pp->vals;
+	uint8_t ev = ps->trace.event;
+	bool time = ev == TRACE_EV_CPU || ev == TRACE_EV_OFFCPU;
 
-	pb_varint(vals, ps->count);
-	if (ps->trace.event == TRACE_EV_OFFCPU) {
-		pb_varint(vals, 0);
-		if (pp->offcpu)
-			pb_varint(vals, ps->weight_ns);
-	} else {
-		pb_varint(vals, ps->count * pp->period);
-		if (pp->offcpu)
-			pb_varint(vals, 0);
+	if (pp->time) {
+		pb_varint(vals, time ? ps->count : 0);
+		pb_varint(vals, ev == TRACE_EV_CPU ?
+				ps->count * pp->period : 0);
+	}
+	if (pp->offcpu)
+		pb_varint(vals, ev == TRACE_EV_OFFCPU ? ps->weight_ns : 0);
+	if (pp->alloc) {
+		pb_varint(vals, ev == TRACE_EV_ALLOC ? ps->alloc_objects : 0);
+		pb_varint(vals, ev == TRACE_EV_ALLOC ? ps->alloc_bytes : 0);
+	}
+	if (pp->lock) {
+		pb_varint(vals, ev == TRACE_EV_LOCK ? ps->count : 0);
+		pb_varint(vals, ev == TRACE_EV_LOCK ? ps->weight_ns : 0);
 	}
 }
 
@@ -637,6 +695,9 @@ static void pp_sample_labels(struct pp *pp, const struct trace *t)
 	if (t->pod_uid)
 		pp_label(pp, sample, "pod_uid", t->pod_uid, 0);
 	pp_label(pp, sample, "kind", trace_kind__name(t->kind), 0);
+	if (t->event == TRACE_EV_ALLOC || t->event == TRACE_EV_LOCK)
+		pp_label(pp, sample, "event", t->event == TRACE_EV_ALLOC ?
+			 "alloc" : "lock", 0);
 	if (t->kind == TRACE_KIND_JAVA)
 		pp_label(pp, sample, "state", trace_state__name(t->state), 0);
 	if (t->flags & TRACE_F_VTHREAD)

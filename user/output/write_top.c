@@ -3,8 +3,11 @@
  * top: the hottest frames as text, self and total, like `perf report
  * --stdio` without the call graph. Self counts a sample for its innermost
  * frame; total counts it once for every distinct frame in its stack.
+ * Allocations and contended monitors get tables of their own, in bytes
+ * and ns.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 #include "profile/profile.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
+#include "output/evfamily.h"
 #include "output/writers.h"
 
 #define TOP_ROWS	40
@@ -61,28 +65,49 @@ static int by_self(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int write_top(const struct profile *p, FILE *f)
+/* what a stack adds to its rows in its family's section */
+static uint64_t top_weight(const struct profile_stack *s, enum ev_family fam)
+{
+	switch (fam) {
+	case EVF_ALLOC:
+		return s->alloc_bytes;
+	case EVF_LOCK:
+		return s->weight_ns;
+	default:
+		return s->count;
+	}
+}
+
+static const char *const top_units[EVF_N] = { "samples", "bytes", "ns" };
+
+/* the table of one event family: its stacks only, by its weight */
+static int top_section(const struct profile *p, FILE *f, enum ev_family fam)
 {
 	const struct profile_meta *m = profile__meta_const(p);
 	struct top_tab tab = { 0 };
 	struct strtab *st = strtab__new();
 	char name[NAME_MAX_LEN];
-	uint64_t total = 0;
-	size_t n = 0;
+	uint64_t total = 0, events = 0;
+	size_t n = 0, nstacks = 0;
 	int rc = 0;
 
 	if (!st)
 		return -ENOMEM;
 	for (size_t i = 0; i < profile__nstacks(p); i++) {
 		const struct profile_stack *s = profile__stack(p, i);
+		uint64_t w = top_weight(s, fam);
 
-		total += s->count;
+		if (ev_family__of(&s->trace) != fam)
+			continue;
+		nstacks++;
+		events += s->count;
+		total += w;
 		for (uint32_t j = 0; j < s->trace.nframes; j++) {
 			const char *key;
 			struct top_row *r;
 
-			frame__display_name(&s->trace.frames[j], name,
-					    sizeof(name), true);
+			ev_frame_name(&s->trace, &s->trace.frames[j], name,
+				      sizeof(name), true);
 			key = strtab__intern(st, name);
 			r = key ? top_get(&tab, key) : NULL;
 			if (!r) {
@@ -90,11 +115,11 @@ int write_top(const struct profile *p, FILE *f)
 				goto cleanup;
 			}
 			if (j == 0)
-				r->self += s->count;
+				r->self += w;
 			/* recursion: a frame counts once per stack in total */
 			if (r->seen != i + 1) {
 				r->seen = i + 1;
-				r->total += s->count;
+				r->total += w;
 			}
 		}
 	}
@@ -102,10 +127,18 @@ int write_top(const struct profile *p, FILE *f)
 	if (n > 1)
 		qsort(tab.rows, n, sizeof(*tab.rows), by_self);
 
-	fprintf(f, "# asgst-bpf top: %llu samples in %zu stacks, %u Hz, "
-		"%.1f s, %llu lost\n",
-		(unsigned long long)total, profile__nstacks(p), m->frequency_hz,
-		(double)m->duration_ns / 1e9, (unsigned long long)m->lost);
+	if (fam == EVF_TIME)
+		fprintf(f, "# asgst-bpf top: %llu samples in %zu stacks, "
+			"%u Hz, %.1f s, %llu lost\n",
+			(unsigned long long)total, nstacks, m->frequency_hz,
+			(double)m->duration_ns / 1e9,
+			(unsigned long long)m->lost);
+	else
+		fprintf(f, "# asgst-bpf top %s: %llu %s in %llu events, %zu "
+			"stacks, %.1f s\n", ev_family__name(fam),
+			(unsigned long long)total, top_units[fam],
+			(unsigned long long)events, nstacks,
+			(double)m->duration_ns / 1e9);
 	fprintf(f, "#   self%%     self  total%%    total  frame\n");
 	for (size_t i = 0; i < n && i < TOP_ROWS; i++) {
 		const struct top_row *r = &tab.rows[i];
@@ -124,5 +157,26 @@ cleanup:
 	free(tab.rows);
 	u64map__free(&tab.ids);
 	strtab__free(st);
+	return rc;
+}
+
+/*
+ * One table per event family the profile holds, each weighed in its own
+ * unit (samples, bytes, ns), a blank line between them.
+ */
+int write_top(const struct profile *p, FILE *f)
+{
+	unsigned fams = ev_families(p);
+	bool first = true;
+	int rc = 0;
+
+	for (int fam = 0; fam < EVF_N && !rc; fam++) {
+		if (!(fams & EVF_BIT(fam)))
+			continue;
+		if (!first)
+			putc('\n', f);
+		first = false;
+		rc = top_section(p, f, (enum ev_family)fam);
+	}
 	return rc;
 }

@@ -26,8 +26,14 @@ enum output_format output_format__from_name(const char *name);
 enum output_format output_format__from_path(const char *path);
 const char *output_format__name(enum output_format f);
 
-/* 0 on success, -errno on write failure */
+/*
+ * 0 on success, -errno on write failure. write_collapsed: the profile's
+ * one event family (output/evfamily.h), or, when it holds several, each
+ * in a block of its own after a line "# event: time|alloc|lock";
+ * write_collapsed_family: that family's stacks only.
+ */
 int write_collapsed(const struct profile *p, FILE *f);
+int write_collapsed_family(const struct profile *p, FILE *f, unsigned family);
 int write_json(const struct profile *p, FILE *f);
 int write_pprof(const struct profile *p, FILE *f);
 int write_html(const struct profile *p, FILE *f);

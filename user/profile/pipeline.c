@@ -342,7 +342,8 @@ static bool intern_trace(struct pipeline *pl, struct trace *t)
 	}
 	if (!intern_str(pl, &t->comm) || !intern_str(pl, &t->thread) ||
 	    !intern_str(pl, &t->error_name) ||
-	    !intern_str(pl, &t->container_id) || !intern_str(pl, &t->pod_uid))
+	    !intern_str(pl, &t->container_id) || !intern_str(pl, &t->pod_uid) ||
+	    !intern_str(pl, &t->ev_class))
 		return false;
 	for (uint32_t i = 0; i < t->nframes; i++) {
 		struct frame *f = &t->frames[i];
@@ -363,6 +364,40 @@ static bool intern_trace(struct pipeline *pl, struct trace *t)
 	return true;
 }
 
+/*
+ * What one record adds to its stack, by event. An allocation's ev_weight
+ * is the bytes it stands for (the sampled object scaled by the sampling
+ * interval, at least the object itself); the objects that makes is that
+ * divided by the object's size. The ev_* fields exist in version-3
+ * headers only, which sample__parse requires of ALLOC and LOCK.
+ */
+static void sample_values(const struct asgst_sample_hdr *h,
+			  struct profile_values *v)
+{
+	uint64_t size, bytes;
+
+	memset(v, 0, sizeof(*v));
+	v->count = 1;
+	switch (h->event) {
+	case ASGST_EV_OFFCPU:
+		v->weight_ns = h->weight_ns;
+		break;
+	case ASGST_EV_ALLOC:
+		size = h->ev_size;
+		bytes = h->ev_weight > size ? h->ev_weight : size;
+		v->alloc_bytes = bytes;
+		/* rounded to the nearest; bytes >= size: at least 1 */
+		v->alloc_objects = !size ? 1 : bytes / size +
+				   (bytes % size >= size - bytes % size);
+		break;
+	case ASGST_EV_LOCK:
+		v->weight_ns = h->ev_weight;
+		break;
+	default:
+		break;
+	}
+}
+
 static void decode_one(struct pipeline *pl, const struct queued *q,
 		       uint64_t now)
 {
@@ -373,7 +408,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	bool jvm;
 	const struct codemap_thread *th;
 	const char *why = NULL;
-	uint64_t weight;
+	struct profile_values v;
 
 	if (sample__parse(q->rec, q->len, &s, &why)) {
 		pl->stats.bad_records++;
@@ -421,10 +456,11 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 		pl->stats.filtered++;
 		return;
 	}
-	weight = s.hdr->event == ASGST_EV_OFFCPU ? s.hdr->weight_ns : 0;
+	sample_values(s.hdr, &v);
 	/* what intern_trace could not intern, profile__add does (or fails) */
-	if (intern_trace(pl, &t) ? profile__add_interned(pl->prof, &t, 1, weight) :
-				   profile__add(pl->prof, &t, 1, weight))
+	if (intern_trace(pl, &t) ?
+	    profile__add_values_interned(pl->prof, &t, &v) :
+	    profile__add_values(pl->prof, &t, &v))
 		return;
 	pl->stats.decoded++;
 }

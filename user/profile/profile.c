@@ -139,16 +139,26 @@ size_t profile__nstacks(const struct profile *p)
 	return p->nstacks;
 }
 
+/* whether the cpu and off-CPU stacks (the time family) weigh in us */
 bool profile__timed(const struct profile *p)
 {
 	return p->meta.events & ASGST_EVMASK_OFFCPU;
 }
 
+/*
+ * A stack's weight in its event's own unit: cpu and off-CPU stacks are one
+ * family (samples, or us when off-CPU time is in), an allocation weighs
+ * its bytes, a contended monitor its ns. Writers never add two families.
+ */
 uint64_t profile__stack_value(const struct profile *p,
 			      const struct profile_stack *ps)
 {
 	uint32_t hz = p->meta.frequency_hz ? p->meta.frequency_hz : 99;
 
+	if (ps->trace.event == TRACE_EV_ALLOC)
+		return ps->alloc_bytes;
+	if (ps->trace.event == TRACE_EV_LOCK)
+		return ps->weight_ns;
 	if (!profile__timed(p))
 		return ps->count;
 	if (ps->trace.event == TRACE_EV_OFFCPU)
@@ -221,7 +231,8 @@ static struct stack_hash trace_hash(const struct trace *t)
 		(uint64_t)t->state << 56 | (uint64_t)t->event << 48 |
 		(uint64_t)t->flags << 32 | (uint32_t)t->jvmti_state,
 		PTR(t->error_name) ^ (PTR(t->container_id) << 1) ^
-		(PTR(t->pod_uid) << 2) ^ (uint64_t)t->nframes << 48,
+		(PTR(t->pod_uid) << 2) ^ (PTR(t->ev_class) << 3) ^
+		(uint64_t)t->nframes << 48,
 	};
 	struct stack_hash h = { 0, 0x243f6a8885a308d3ull };
 
@@ -305,8 +316,16 @@ static int profile__rehash(struct profile *p)
  * more than the rest of the profile's work; two different stacks alike
  * in 128 bits do not happen.
  */
-static int add_key(struct profile *p, const struct trace *key, uint64_t count,
-		   uint64_t weight_ns)
+static void add_values(struct profile_stack *ps, const struct profile_values *v)
+{
+	ps->count += v->count;
+	ps->weight_ns += v->weight_ns;
+	ps->alloc_bytes += v->alloc_bytes;
+	ps->alloc_objects += v->alloc_objects;
+}
+
+static int add_key(struct profile *p, const struct trace *key,
+		   const struct profile_values *v)
 {
 	const struct frame *frames = key->frames;
 	struct profile_stack *ps;
@@ -327,9 +346,10 @@ static int add_key(struct profile *p, const struct trace *key, uint64_t count,
 			continue;
 		ps = &p->stacks[p->slots[j] - 1];
 		if (ps->trace.nframes == key->nframes &&
-		    ps->trace.pid == key->pid && ps->trace.tid == key->tid) {
-			ps->count += count;
-			ps->weight_ns += weight_ns;
+		    ps->trace.pid == key->pid && ps->trace.tid == key->tid &&
+		    ps->trace.event == key->event &&
+		    ps->trace.ev_class == key->ev_class) {
+			add_values(ps, v);
 			return 0;
 		}
 	}
@@ -360,15 +380,14 @@ static int add_key(struct profile *p, const struct trace *key, uint64_t count,
 			return -ENOMEM;
 		memcpy(ps->trace.frames, frames, key->nframes * sizeof(*frames));
 	}
-	ps->count = count;
-	ps->weight_ns = weight_ns;
+	add_values(ps, v);
 	p->hashes[p->nstacks] = h;
 	p->slots[j] = ++p->nstacks;
 	return 0;
 }
 
-int profile__add(struct profile *p, const struct trace *t, uint64_t count,
-		 uint64_t weight_ns)
+int profile__add_values(struct profile *p, const struct trace *t,
+			const struct profile_values *v)
 {
 	struct frame local[64];
 	struct frame *frames = local;
@@ -388,7 +407,7 @@ int profile__add(struct profile *p, const struct trace *t, uint64_t count,
 	if (!intern(p, &key.comm) || !intern(p, &key.thread) ||
 	    !intern(p, &key.error_name) ||
 	    !intern(p, &key.container_id) ||
-	    !intern(p, &key.pod_uid))
+	    !intern(p, &key.pod_uid) || !intern(p, &key.ev_class))
 		goto cleanup;
 	for (uint32_t i = 0; i < key.nframes; i++) {
 		struct frame *f = &frames[i];
@@ -400,19 +419,35 @@ int profile__add(struct profile *p, const struct trace *t, uint64_t count,
 			goto cleanup;
 	}
 
-	err = add_key(p, &key, count, weight_ns);
+	err = add_key(p, &key, v);
 cleanup:
 	if (frames != local)
 		free(frames);
 	return err;
 }
 
-int profile__add_interned(struct profile *p, const struct trace *t,
-			  uint64_t count, uint64_t weight_ns)
+int profile__add_values_interned(struct profile *p, const struct trace *t,
+				 const struct profile_values *v)
 {
 	struct trace key = *t;
 
 	if (key.nframes > TRACE_MAX_FRAMES)
 		key.nframes = TRACE_MAX_FRAMES;
-	return add_key(p, &key, count, weight_ns);
+	return add_key(p, &key, v);
+}
+
+int profile__add(struct profile *p, const struct trace *t, uint64_t count,
+		 uint64_t weight_ns)
+{
+	struct profile_values v = { .count = count, .weight_ns = weight_ns };
+
+	return profile__add_values(p, t, &v);
+}
+
+int profile__add_interned(struct profile *p, const struct trace *t,
+			  uint64_t count, uint64_t weight_ns)
+{
+	struct profile_values v = { .count = count, .weight_ns = weight_ns };
+
+	return profile__add_values_interned(p, t, &v);
 }

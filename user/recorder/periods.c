@@ -55,8 +55,10 @@ static int period_open(struct recorder *r, time_t began)
 /* the first period's files, opened as recorder__open opens outputs */
 int recorder_periods_open(struct recorder *r)
 {
-	for (size_t i = 0; i < r->o.nout; i++)
+	for (size_t i = 0; i < r->o.nout; i++) {
 		r->kept[i].max = r->o.switch_max;
+		r->kept[i].siblings = r->o.formats[i] == OUT_COLLAPSED;
+	}
 	return period_open(r, time(NULL));
 }
 
@@ -77,6 +79,14 @@ void recorder_period_meta(struct recorder *r, uint64_t end_ns)
 			 st0[ASGST_STAT_OFFCPU_LOST];
 	m->offcpu_capture_ns = st[ASGST_STAT_OFFCPU_CAPTURE_NS] -
 			       st0[ASGST_STAT_OFFCPU_CAPTURE_NS];
+	m->alloc_events = st[ASGST_STAT_ALLOC] - st0[ASGST_STAT_ALLOC];
+	m->lock_events = st[ASGST_STAT_LOCK] - st0[ASGST_STAT_LOCK];
+	m->jvm_ev_lost = st[ASGST_STAT_JVM_EV_LOST] -
+			 st0[ASGST_STAT_JVM_EV_LOST];
+	m->jvm_ev_throttled = st[ASGST_STAT_JVM_EV_THROTTLED] -
+			      st0[ASGST_STAT_JVM_EV_THROTTLED];
+	m->alloc_interval = r->co.events & ASGST_EVMASK_ALLOC ?
+			    r->o.alloc_interval : 0;
 }
 
 /*

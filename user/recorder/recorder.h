@@ -91,7 +91,8 @@ struct recorder_opts {
 	uint32_t window;	/* stack window bytes */
 	bool window_all;	/* a window for every process, not JVMs only */
 	uint32_t ringbuf_mb;	/* 0: the default */
-	uint64_t alloc_interval; /* -e alloc: bytes between samples */
+	uint64_t alloc_interval; /* -e alloc: bytes between sampled
+				    allocations; 0: RECORDER_ALLOC_INTERVAL */
 
 	/* outputs: a NULL path is stdout; a raw one (OUT_RAW) gets the
 	 * samples, code maps and processes, the first raw one only */

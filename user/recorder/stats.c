@@ -132,6 +132,17 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 		(unsigned long long)ps->codemap_capped,
 		(unsigned long long)jts.refused,
 		(unsigned long long)jts.reclaimed);
+	if (r->co.events & ASGST_EVMASK_JVM) {
+		uint64_t st[ASGST_STAT_MAX] = { 0 };
+
+		r->ops->stats(r->cap, st);
+		fprintf(stderr, "stats: alloc_events=%llu lock_events=%llu "
+			"jvm_events_lost=%llu jvm_events_throttled=%llu\n",
+			(unsigned long long)st[ASGST_STAT_ALLOC],
+			(unsigned long long)st[ASGST_STAT_LOCK],
+			(unsigned long long)st[ASGST_STAT_JVM_EV_LOST],
+			(unsigned long long)st[ASGST_STAT_JVM_EV_THROTTLED]);
+	}
 	capture__offcpu_stats(c, &run_ns, &run_cnt);
 	if (run_cnt) {
 		uint64_t st[ASGST_STAT_MAX] = { 0 };

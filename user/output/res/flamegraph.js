@@ -2,8 +2,10 @@
 'use strict';
 var t0 = performance.now();
 var D = JSON.parse(document.getElementById('fg-data').textContent);
-/* weights: samples, or microseconds when off-CPU time is in */
-var UNIT = D.meta.unit === 'us' ? ' us' : ' samples';
+/* the unit of the boxes: samples, microseconds when off-CPU time is in;
+ * bytes, objects or ns for allocations and contended monitors (D.weights:
+ * each weight's self values, chosen in #weight) */
+var UNIT = ' ' + D.meta.unit, WEIGHTS = D.weights || null;
 var CATS = D.cats, NAMES = D.names, FR = D.frames;
 var NF = FR.length / 3, N = D.n;
 var COLORS = {
@@ -11,13 +13,14 @@ var COLORS = {
 	native: [225, 90, 90], jvm: [200, 200, 60], stub: [210, 170, 120],
 	interpreted: [178, 225, 178], c1: [120, 225, 120], c2: [80, 205, 80],
 	java: [110, 215, 110], inlined: [80, 204, 204], java_native: [100, 170, 230],
-	unknown: [170, 170, 170]
+	unknown: [170, 170, 170], class: [230, 150, 200]
 };
 var LABELS = {
 	root: 'all samples', process: 'process', kernel: 'kernel', native: 'native',
 	jvm: 'JVM C++', stub: 'JVM stub', interpreted: 'Java interpreted',
 	c1: 'Java compiled (C1)', c2: 'Java compiled (C2)', java: 'Java (level unknown)',
-	inlined: 'Java inlined', java_native: 'Java native method', unknown: 'unknown'
+	inlined: 'Java inlined', java_native: 'Java native method', unknown: 'unknown',
+	class: 'class (allocated, or the monitor)'
 };
 
 function newTree(n) {
@@ -29,13 +32,19 @@ function newTree(n) {
 function nameOf(f) { return NAMES[FR[3 * f]]; }
 function catOf(f) { return CATS[FR[3 * f + 1]]; }
 
-/* parents come before children: totals backwards, links, depths */
-function finish(T, sortKids) {
-	var i, p;
-	for (i = T.n - 1; i >= 0; i--) {
+/* parents come before children: totals backwards */
+function totals(T) {
+	T.total.fill(0);
+	for (var i = T.n - 1; i >= 0; i--) {
 		T.total[i] += T.self[i];
 		if (i > 0) T.total[T.parent[i]] += T.total[i];
 	}
+}
+
+/* totals, links, depths */
+function finish(T, sortKids) {
+	var i, p;
+	totals(T);
 	for (i = T.n - 1; i > 0; i--) {
 		p = T.parent[i];
 		T.next[i] = T.first[p];
@@ -64,6 +73,16 @@ var LUT = new Int8Array(128).fill(-1), ci;
 for (ci = 0; ci < 32; ci++) {
 	LUT[MORE.charCodeAt(ci)] = ci;
 	LUT[END.charCodeAt(ci)] = 32 + ci;
+}
+/* a weight's self values (one number a node) into T.self */
+function decodeSelf(T, s) {
+	var v = 0, i = 0, d;
+	for (var p = 0; p < s.length; p++) {
+		d = LUT[s.charCodeAt(p)];
+		if (d < 32) { v = v * 32 + d; continue; }
+		T.self[i++] = v * 32 + d - 32;
+		v = 0;
+	}
 }
 var fwd = newTree(N);
 (function decode(s) {
@@ -149,7 +168,7 @@ var wrap = document.getElementById('wrap');
 var tip = document.getElementById('tip'), stEl = document.getElementById('state');
 var ROW = 16;
 var S = { T: fwd, zoom: 0, icicle: false, reverse: false, match: null,
-	matchedPct: 0, matchedSamples: 0 };
+	matchedPct: 0, matchedSamples: 0, weight: 0 };
 var rows = [], nrows = 0, zdepth = 0, rectCount = 0, lastRenderMs = 0;
 var colorCache = new Array(NF);
 
@@ -328,9 +347,27 @@ function setReverse(on) {
 	search(document.getElementById('q').value, true);
 }
 
+/* weight k of D.weights: the forward tree's self values and totals, the
+ * reversed tree rebuilt when next shown */
+function setWeight(k) {
+	if (!WEIGHTS || !WEIGHTS[k]) return;
+	S.weight = k;
+	document.getElementById('weight').value = String(k);
+	UNIT = ' ' + WEIGHTS[k].unit;
+	decodeSelf(fwd, WEIGHTS[k].self);
+	totals(fwd);
+	rev = null;
+	if (S.reverse) rev = buildReverse();
+	S.T = S.reverse ? rev : fwd;
+	S.zoom = 0;
+	search(document.getElementById('q').value, true);
+}
+
 function publish() {
 	var ds = stEl.dataset;
 	ds.ready = '1';
+	ds.weight = String(S.weight);
+	ds.unit = UNIT.substring(1);
 	ds.total = String(S.T.total[0]);
 	ds.nodes = String(S.T.n);
 	ds.rects = String(rectCount);
@@ -355,6 +392,7 @@ document.getElementById('q').addEventListener('keydown', function (ev) {
 });
 document.getElementById('rev').onchange = function () { setReverse(this.checked); };
 document.getElementById('ice').onchange = function () { S.icicle = this.checked; render(true); };
+document.getElementById('weight').onchange = function () { setWeight(+this.value); };
 document.getElementById('reset').onclick = function () { S.zoom = 0; render(true); };
 document.addEventListener('keydown', function (ev) {
 	if (ev.key === 'Escape' && ev.target.id !== 'q') { S.zoom = 0; render(true); }
@@ -366,8 +404,21 @@ var m = D.meta, leg = document.getElementById('legend'), maxDepth = 0;
 for (ci = 0; ci < N; ci++) if (fwd.depth[ci] > maxDepth) maxDepth = fwd.depth[ci];
 document.getElementById('meta').textContent = fmt(m.samples) + ' samples, ' +
 	(m.duration_ns / 1e9).toFixed(1) + ' s at ' + m.frequency_hz + ' Hz, ' +
-	fmt(m.lost) + ' lost, ' + fmt(m.stacks) + ' stacks, deepest ' + fmt(maxDepth) + ' frames';
+	fmt(m.lost) + ' lost, ' +
+	(WEIGHTS ? fmt(m.alloc_events || 0) + ' alloc, ' + fmt(m.lock_events || 0) + ' lock events, ' : '') +
+	fmt(m.stacks) + ' stacks, deepest ' + fmt(maxDepth) + ' frames';
+if (WEIGHTS) {
+	var sel = document.getElementById('weight');
+	WEIGHTS.forEach(function (w, k) {
+		var o = document.createElement('option');
+		o.value = String(k);
+		o.textContent = w.name + ' (' + w.unit + ')';
+		sel.appendChild(o);
+	});
+	sel.hidden = false;
+}
 ['interpreted', 'c1', 'c2', 'inlined', 'java_native', 'native', 'jvm', 'stub', 'kernel', 'unknown']
+	.concat(WEIGHTS ? ['class'] : [])
 	.forEach(function (c) {
 		var s = document.createElement('span'), b = COLORS[c];
 		s.style.background = 'rgb(' + b.join(',') + ')';
@@ -375,7 +426,8 @@ document.getElementById('meta').textContent = fmt(m.samples) + ' samples, ' +
 		leg.appendChild(s);
 	});
 
-/* #search=REGEX&reverse=1&icicle=1: a view that can be shared (and tested) */
+/* #search=REGEX&reverse=1&icicle=1&weight=K: a view that can be shared
+ * (and tested) */
 var h = {};
 location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
 	var p = kv.indexOf('=');
@@ -383,6 +435,13 @@ location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
 });
 S.icicle = h.icicle === '1';
 document.getElementById('ice').checked = S.icicle;
+if (WEIGHTS && h.weight && +h.weight > 0 && +h.weight < WEIGHTS.length) {
+	S.weight = +h.weight;
+	document.getElementById('weight').value = h.weight;
+	UNIT = ' ' + WEIGHTS[S.weight].unit;
+	decodeSelf(fwd, WEIGHTS[S.weight].self);
+	totals(fwd);
+}
 if (h.reverse === '1') setReverse(true);
 else search(h.search || '');
 if (h.reverse === '1' && h.search) search(h.search);
