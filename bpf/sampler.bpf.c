@@ -54,6 +54,27 @@ struct {
 	__uint(value_size, REC_BASE + 8);
 } recbuf SEC(".maps");
 
+/*
+ * The same for the JVM events' uprobe program alone, which can be
+ * preempted (or interrupted by a cpu sample) while it fills one: a CPU's
+ * buffer is taken by its owner word (0 free, 1 taken; the program cannot
+ * move to another CPU meanwhile), and an event that finds it taken is
+ * reserved in the ring at its full size instead. Sized as recbuf.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, REC_BASE + 8);
+} jvmbuf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} jvmbuf_owner SEC(".maps");
+
 /* tgids to sample under ASGST_FILTER_PIDS */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1144,6 +1165,37 @@ static __always_inline bool jvm_ev_window(struct pt_regs *ctx,
 	return true;
 }
 
+/*
+ * The same put together in this CPU's jvmbuf, when free, and the ring
+ * given only the bytes used (a shallow stack's few KiB, not the window
+ * size). -1: the buffer is taken (a preempted event of another thread
+ * holds it); else whether the ring took the record.
+ */
+static __always_inline int jvm_ev_buffered(struct pt_regs *ctx,
+					   struct task_struct *task, __u64 id,
+					   struct thread_cache *tc,
+					   __u32 event, __u64 now)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), kbytes;
+	struct asgst_sample_hdr *h;
+	__u64 *own, size;
+	void *rec;
+	bool ok;
+
+	own = bpf_map_lookup_elem(&jvmbuf_owner, &cpu);
+	rec = bpf_map_lookup_elem(&jvmbuf, &cpu);
+	if (!own || !rec || __sync_val_compare_and_swap(own, 0, 1) != 0)
+		return -1;
+	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
+	h = rec;
+	h->flags |= ASGST_SF_WINDOW_WANTED;
+	jvm_ev_head(h, ctx);
+	size = fill_window(rec, task, tc, id >> 32, kbytes, true);
+	ok = output(rec, size);
+	__sync_fetch_and_and(own, 0);
+	return ok;
+}
+
 /* the same without a window (--stack-window 0): the kernel's walk */
 static __always_inline bool jvm_ev_plain(struct pt_regs *ctx,
 					 struct task_struct *task, __u64 id,
@@ -1195,10 +1247,13 @@ int asgst_jvm_event(struct pt_regs *ctx)
 		stat_inc_atomic(ASGST_STAT_JVM_EV_THROTTLED);
 		return 0;
 	}
-	if (window_size && tc->window)
-		ok = jvm_ev_window(ctx, task, id, tc, event, now);
-	else
+	if (window_size && tc->window) {
+		int r = jvm_ev_buffered(ctx, task, id, tc, event, now);
+
+		ok = r < 0 ? jvm_ev_window(ctx, task, id, tc, event, now) : r;
+	} else {
 		ok = jvm_ev_plain(ctx, task, id, tc, event, now);
+	}
 	if (!ok)
 		stat_inc_atomic(ASGST_STAT_JVM_EV_LOST);
 	else

@@ -186,6 +186,12 @@ size_t frame__display_name(const struct frame *f, char *buf, size_t size,
 		else if (f->type == FRAME_JAVA && f->comp_level >= 1)
 			sfx = "_[j]";
 		break;
+	case FRAME_CLASS:
+		/* the allocated (_[a]) or waited-for (_[l]) class, dotted */
+		sb_puts_clean(&b, f->klass && *f->klass ? f->klass :
+							  "[unknown class]");
+		sfx = f->flags & FRAME_F_MONITOR ? "_[l]" : "_[a]";
+		break;
 	default:
 		if (f->reason && *f->reason) {
 			sb_puts_clean(&b, "[unknown: ");

@@ -70,6 +70,9 @@ struct frame {
 #define FRAME_F_FROZEN_GAP	(1u << 8)
 /* a virtual thread's frame decoded from its heap stack chunk */
 #define FRAME_F_FROZEN		(1u << 9)
+/* the FRAME_CLASS leaf of a lock event: the monitor's class (else the
+ * allocated object's) */
+#define FRAME_F_MONITOR		(1u << 10)
 #define FRAME_F_DOWNCALL_MASK	(FRAME_F_DOWNCALL_JNI | FRAME_F_DOWNCALL_FFM | \
 				 FRAME_F_DOWNCALL_CRIT)
 #define FRAME_F_UPCALL_MASK	(FRAME_F_UPCALL_JNI | FRAME_F_UPCALL_FFM)

@@ -341,6 +341,15 @@ static int open_sampler(struct capture *c, const struct capture_opts *o,
 				sizeof(struct asgst_sample_hdr) +
 				8 * (ASGST_MAX_KSTACK + ASGST_MAX_USTACK) +
 				o->window_size + 8);
+	/* the JVM events' own, only when they are recorded */
+	bpf_map__set_max_entries(skel->maps.jvmbuf_owner, ncpu);
+	if (events & ASGST_EVMASK_JVM) {
+		bpf_map__set_max_entries(skel->maps.jvmbuf, ncpu);
+		bpf_map__set_value_size(skel->maps.jvmbuf,
+					sizeof(struct asgst_sample_hdr) +
+					8 * (ASGST_MAX_KSTACK + ASGST_MAX_USTACK) +
+					o->window_size + 8);
+	}
 	/* one wakeup per eighth of the ring; capture__poll also times out */
 	skel->rodata->wakeup_bytes = rb_bytes / 8;
 	if (!follows(o))

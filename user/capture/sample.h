@@ -10,6 +10,13 @@
 
 #include "sampler.h"
 
+/*
+ * The header's fields every version has (ids, event, time, weight_ns,
+ * registers, comm): what a reader may look at in a record of at least
+ * this many bytes before sample__parse.
+ */
+#define SAMPLE_HDR_MIN	offsetof(struct asgst_sample_hdr, window_off)
+
 struct sample {
 	const struct asgst_sample_hdr *hdr;
 	const uint64_t *kstack;		/* hdr->kstack_n pcs */

@@ -518,6 +518,8 @@ static void jvm_event_frames(struct trace *t, uint32_t max)
 	buf->bci = -1;
 	buf->line = -1;
 	buf->klass = t->ev_class;
+	if (t->event == TRACE_EV_LOCK)
+		buf->flags |= FRAME_F_MONITOR;
 }
 
 /* the kernel frames, symbolized; room is kept for user frames and a reason */

@@ -175,7 +175,8 @@ static int read_header(struct codemap *cm, struct cm_file_header *h,
 		return cm_fail(cm, EINVAL, "header_size %u, expected %u",
 			       h->header_size, CM_HEADER_SIZE);
 	if (h->flags & ~(CM_F_READY | CM_F_FULL | CM_F_DISABLED | CM_F_CLOSED |
-			 CM_F_SUPERSEDED))
+			 CM_F_SUPERSEDED | CM_F_EVENTS | CM_F_ALLOC_ON |
+			 CM_F_LOCK_ON))
 		return cm_fail(cm, EINVAL, "unknown header flags 0x%x",
 			       h->flags);
 	h->disabled_reason[sizeof(h->disabled_reason) - 1] = '\0';

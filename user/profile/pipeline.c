@@ -203,7 +203,7 @@ static void ring_relieve(struct pipeline *pl)
 int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
-	bool hdr_ok = len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC;
+	bool hdr_ok = len >= SAMPLE_HDR_MIN && h->magic == ASGST_SAMPLE_MAGIC;
 	uint64_t now = clock__mono_ns();
 	struct proc_state *ps;
 	struct queued *q;

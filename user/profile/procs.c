@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
+#include "capture/sample.h"
 #include "jvm/codemap.h"
 #include "jvm/inject.h"
 #include "jvm/jthreads.h"
@@ -729,7 +730,7 @@ static uint64_t retire_until(struct pipeline *pl, pid_t pid,
 	for (const struct queued *q = pl->queue.head; q; q = q->next, seq++) {
 		const struct asgst_sample_hdr *h = q->rec;
 
-		if (q->len >= sizeof(*h) && h->magic == ASGST_SAMPLE_MAGIC &&
+		if (q->len >= SAMPLE_HDR_MIN && h->magic == ASGST_SAMPLE_MAGIC &&
 		    (pid_t)h->pid == pid && h->ktime_ns >= from)
 			return seq;
 	}

@@ -115,14 +115,15 @@ static int open_jvm_events(struct recorder *r, struct pipeline_opts *po)
 		recorder_say(r, "%s: -e alloc and -e lock need it", err);
 		return 1;
 	}
+	if (!r->o.alloc_interval)
+		r->o.alloc_interval = RECORDER_ALLOC_INTERVAL;
 	if (r->o.events & ASGST_EVMASK_ALLOC)
 		mask |= CODEMAP_EV_ALLOC;
 	if (r->o.events & ASGST_EVMASK_LOCK)
 		mask |= CODEMAP_EV_LOCK;
 	r->jev = jvm_events__new(r->ops->capture(r->cap), r->agent, mask,
-				 r->o.alloc_interval ? r->o.alloc_interval :
-						       RECORDER_ALLOC_INTERVAL,
-				 r->o.quiet, err, sizeof(err));
+				 r->o.alloc_interval, r->o.quiet, err,
+				 sizeof(err));
 	if (!r->jev) {
 		recorder_say(r, "%s", err);
 		return 1;

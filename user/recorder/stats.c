@@ -9,6 +9,7 @@
 
 #include "jvm/jthreads.h"
 #include "profile/profile.h"
+#include "profile/jvm_events.h"
 #include "recorder/recorder_int.h"
 #include "symbols/maplog.h"
 #include "symbols/symbolize.h"
@@ -135,13 +136,24 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 	if (r->co.events & ASGST_EVMASK_JVM) {
 		uint64_t st[ASGST_STAT_MAX] = { 0 };
 
+		struct jvm_events_stats js;
+		uint64_t ev_ns = 0, ev_cnt = 0;
+
 		r->ops->stats(r->cap, st);
+		capture__jvm_event_stats(c, &ev_ns, &ev_cnt);
+		jvm_events__stats(r->jev, &js);
 		fprintf(stderr, "stats: alloc_events=%llu lock_events=%llu "
-			"jvm_events_lost=%llu jvm_events_throttled=%llu\n",
+			"jvm_events_lost=%llu jvm_events_throttled=%llu "
+			"bpf_ns_per_jvm_event=%.0f jvms_asked=%llu "
+			"jvms_refused=%llu agent_files_probed=%llu\n",
 			(unsigned long long)st[ASGST_STAT_ALLOC],
 			(unsigned long long)st[ASGST_STAT_LOCK],
 			(unsigned long long)st[ASGST_STAT_JVM_EV_LOST],
-			(unsigned long long)st[ASGST_STAT_JVM_EV_THROTTLED]);
+			(unsigned long long)st[ASGST_STAT_JVM_EV_THROTTLED],
+			ev_cnt ? (double)ev_ns / (double)ev_cnt : 0.0,
+			(unsigned long long)js.jvms,
+			(unsigned long long)js.refused,
+			(unsigned long long)js.probes);
 	}
 	capture__offcpu_stats(c, &run_ns, &run_cnt);
 	if (run_cnt) {
