@@ -287,7 +287,7 @@ enum { EV_ALLOC, EV_LOCK, EV_N };
 static struct ev {
 	const char *name;
 	uint32_t flag;			/* CM_F_*_ON */
-	int possible;			/* the JVM offers its capability */
+	int possible;			/* the agent can ask the JVM for it */
 	int on;
 	int failed;			/* an error while this request stands */
 	uint64_t interval;		/* alloc: the one set */
@@ -455,17 +455,24 @@ void jev__init(jvmtiEnv *jvmti, JNIEnv *jni)
 		log_warn("JVM events off: GetPotentialCapabilities failed");
 		return;
 	}
-	evs[EV_ALLOC].possible = pc.can_generate_sampled_object_alloc_events;
+	/*
+	 * Sampled allocations are a solo capability in HotSpot: another
+	 * agent may hold it now and give it back later, so it is asked for
+	 * at each request (a refusal is that request's one warn line).
+	 */
+	evs[EV_ALLOC].possible = 1;
 	/* a wait is timed by the waiting thread's tid */
 	evs[EV_LOCK].possible = pc.can_generate_monitor_events && tid_fid;
-	if (!evs[EV_ALLOC].possible && !evs[EV_LOCK].possible) {
+	if (!pc.can_generate_sampled_object_alloc_events &&
+	    !evs[EV_LOCK].possible) {
 		log_info("JVM events not available here: requests not answered");
 		return;
 	}
 	inited = 1;
 	cmw__set_flags(CM_F_EVENTS);
 	log_info("JVM events answered: allocations %s, locks %s",
-		 evs[EV_ALLOC].possible ? "yes" : "no",
+		 pc.can_generate_sampled_object_alloc_events ? "yes" :
+		 "not now (another agent holds them)",
 		 evs[EV_LOCK].possible ? "yes" : "no");
 }
 
