@@ -63,12 +63,9 @@ public class LockHold {
 		}
 	}
 
-	static final class Waiter extends Thread {
+	/* Runnables, so every thread's root is Thread.run */
+	static final class Waiter implements Runnable {
 		long entries, waitNs, maxNs;
-
-		Waiter(int i) {
-			super("lock-waiter-" + i);
-		}
 
 		@Override
 		public void run() {
@@ -87,12 +84,8 @@ public class LockHold {
 		}
 	}
 
-	static final class Holder extends Thread {
+	static final class Holder implements Runnable {
 		long holds, heldNs;
-
-		Holder() {
-			super("lock-holder");
-		}
 
 		@Override
 		public void run() {
@@ -124,21 +117,25 @@ public class LockHold {
 			Thread.sleep(20);
 
 		Holder h = new Holder();
+		Thread ht = new Thread(h, "lock-holder");
 		Waiter[] ws = new Waiter[3];
-		h.start();
+		Thread[] wt = new Thread[ws.length];
+		ht.start();
 		for (int i = 0; i < ws.length; i++) {
-			ws[i] = new Waiter(i + 1);
-			ws[i].start();
+			ws[i] = new Waiter();
+			wt[i] = new Thread(ws[i], "lock-waiter-" + (i + 1));
+			wt[i].start();
 		}
 		Thread.sleep((long) (secs * 1000));
 		stop = true;
-		h.join();
+		ht.join();
 		long total = 0;
-		for (Waiter w : ws) {
-			w.join();
+		for (int i = 0; i < ws.length; i++) {
+			Waiter w = ws[i];
+			wt[i].join();
 			total += w.waitNs;
-			System.out.println("WAITER " + w.getName() + " " + w.entries +
-					   " " + w.waitNs + " " + w.maxNs);
+			System.out.println("WAITER " + wt[i].getName() + " " +
+					   w.entries + " " + w.waitNs + " " + w.maxNs);
 		}
 		System.out.println("HOLDER " + h.holds + " " + h.heldNs);
 		System.out.println("DONE " + total);
