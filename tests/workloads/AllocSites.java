@@ -121,6 +121,9 @@ public class AllocSites {
 		double secs = args.length > 1 ? Double.parseDouble(args[1]) : 5;
 		double linger = args.length > 2 ? Double.parseDouble(args[2]) : 0;
 
+		/* Cell loaded and initialized now, not by the first cellsBatch
+		 * of the measured phase (class loading allocates too) */
+		SINK[0] = new Cell(-1);
 		/* warm-up: the same code with empty arrays and no cells (~20 MB
 		 * in all, a handful of samples should a recorder be on already),
 		 * on a thread of its own, then time for C2 to finish */
