@@ -5,7 +5,8 @@ tests/workloads/AllocSites.java and LockHold.java against the truth the
 workloads count themselves.
 
   jvm_events_check.py alloc JSON --pid PID --workload OUT --events EVS
-      [--tol PCT] [--min-whole PCT] [--pprof-raw RAW] [--pprof-top TOP]
+      [--interval BYTES] [--tol PCT] [--min-whole PCT] [--pprof-raw RAW]
+      [--pprof-top TOP]
   jvm_events_check.py lock JSON --pid PID --workload OUT --events EVS
       [--min-ratio R] [--max-ratio R] [--pprof-raw RAW] [--pprof-top TOP]
 
@@ -28,7 +29,9 @@ sites before the truth's phase). Checked:
   - >= 99 % of each site's events have its class;
   - the estimates scale: the sites' summed alloc_bytes is 0.6 .. 1.5 x the
     bytes they allocated, each site's alloc_count 0.6 .. 1.5 x its objects
-    (losing events or not scaling by the interval is far outside);
+    (losing events or not scaling by the interval is far outside), and
+    the sites' events 0.6 .. 1.5 x their bytes / --interval (the
+    --alloc-interval given to record, default 512 KiB);
   - >= --min-whole % (default 99) of the alloc events of thread
     alloc-worker are whole (no error, no unknown frame, outermost Java
     frame the thread's root: Thread.run / runWith; the rule of
@@ -393,6 +396,15 @@ def cmd_alloc(a):
     if not 0.6 <= r <= 1.5:
         fail("the sites' alloc_bytes are x %.3f of the truth: not scaled "
              "by the sampling interval, or events lost" % r)
+    # one event per interval bytes on average (objects far smaller than it)
+    nsites = sum(g[0] for g in got.values())
+    r = nsites * a.interval / truth_bytes
+    print("MEASURE: alloc: %d events at the sites for %.1f MB: one per %.0f "
+          "bytes, asked one per %d (x %.3f)" %
+          (nsites, truth_bytes / 1e6, truth_bytes / nsites, a.interval, r))
+    if not 0.6 <= r <= 1.5:
+        fail("events x %.3f of one per --alloc-interval %d bytes" %
+             (r, a.interval))
 
     # whole stacks: the worker thread's allocation events
     tot = good = 0
@@ -614,6 +626,7 @@ def main():
         p.add_argument("--pprof-top")
         if name == "alloc":
             p.add_argument("--tol", type=float, default=10.0)
+            p.add_argument("--interval", type=int, default=512 * 1024)
         else:
             p.add_argument("--min-ratio", type=float, default=0.9)
             p.add_argument("--max-ratio", type=float, default=1.1)

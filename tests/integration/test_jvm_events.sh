@@ -10,7 +10,8 @@
 #      compiled sites (C1/C2) and an interpreted one (excluded from
 #      compilation);
 #  (b) the same with the agent loaded at JVM start (-agentpath) and
-#      record -e cpu,alloc,lock -- java ...: the three kinds in one run;
+#      record -e cpu,alloc,lock --alloc-interval 262144 -- java ...: the
+#      three kinds in one run, events and estimates at that interval;
 #  (c) record -e lock -p PID on tests/workloads/LockHold: the waiters'
 #      lock stacks name LockHold$Guard and LockHold.contend, and their
 #      lock_ns sum to 90-110 % of the waits the waiters measured;
@@ -166,10 +167,11 @@ for jdk in $jdks; do
 		--workload "$TMP/alloc-$v.out" $PP || rc=1
 
 	# (b) the agent from the JVM's start, the recorder starts the JVM:
-	# cpu, alloc and lock in one run
+	# cpu, alloc and lock in one run, one allocation sampled every 256 KiB
 	n="all-$v"
 	# shellcheck disable=SC2086
-	"$ASGST" record -e cpu,alloc,lock -d 300 -o "$TMP/$n.json" -- \
+	"$ASGST" record -e cpu,alloc,lock --alloc-interval 262144 -d 300 \
+		-o "$TMP/$n.json" -- \
 		"$jdk/bin/java" -agentpath:"$AGENT" $ALLOC_FLAGS \
 		-cp "$WL/classes" AllocSites "$TMP/$n.go" "$SECS" 0 \
 		> "$TMP/$n.out" 2> "$TMP/$n.log" &
@@ -188,7 +190,7 @@ for jdk in $jdks; do
 	tail -n 1 "$TMP/$n.log" | sed "s/^/INFO: $n: record: /"
 	grep -q '^DONE' "$TMP/$n.out" || { cat "$TMP/$n.out"; fail "$n: AllocSites did not finish"; }
 	$CHECK alloc "$TMP/$n.json" --pid "$jp" --events cpu,alloc,lock \
-		--workload "$TMP/$n.out" || rc=1
+		--interval 262144 --workload "$TMP/$n.out" || rc=1
 
 	# (c) late attach, -e lock
 	run_p "lock-$v" "$jdk" $CM_F_LOCK_ON LockHold "-Xmx64m" -- \
