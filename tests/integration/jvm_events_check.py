@@ -385,7 +385,8 @@ def cmd_alloc(a):
         p = tshare / 100.0
         sd = 100.0 * ((1 - p) / (p * nsites)) ** 0.5 if nsites else 0
         print("INFO: alloc: %s: sampling spread of the share +- %.1f %% "
-              "(relative, one sigma, %d events at the sites)" % (meth, sd, nsites))
+              "(relative, one sigma, %d events at the sites)" %
+              (meth, sd, nsites))
         if abs(share - tshare) > a.tol / 100.0 * tshare:
             fail("%s: share %.2f %% not within %.0f %% of the truth's "
                  "%.2f %%" % (meth, share, a.tol, tshare))
