@@ -424,9 +424,19 @@ static void test_jvm_event_meta(void **state)
 	const void *pay;
 	uint64_t len;
 	uint32_t type;
-	char raw[256], err[256];
+	char raw[256], err[256], exe[4096], agent[4200];
+	ssize_t n;
 
 	(void)state;
+	/* the JVM events need the agent library: the build's, beside the
+	 * tests' folder */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(agent, sizeof(agent), "%s/../libasgst-agent.so", exe);
+	assert_int_equal(access(agent, R_OK), 0);
+	setenv("ASGST_AGENT", agent, 1);
 	base_opts(&o);
 	o.duration_s = 0.2;
 	o.events = ASGST_EVMASK_CPU | ASGST_EVMASK_ALLOC | ASGST_EVMASK_LOCK;
