@@ -903,8 +903,8 @@ static void *compactor_main(void *arg)
 		return NULL;
 	}
 	compactor_jni = jni;
-	/* this thread answers the event requests too */
-	jev__init(jvmti, jni);
+	/* this thread answers the event requests too (jev__init ran with
+	 * the map's start) */
 	while (!__atomic_load_n(&compactor_stop, __ATOMIC_ACQUIRE) &&
 	       cmw__active()) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
@@ -987,6 +987,9 @@ static void agent_init_live(JNIEnv *jni)
 	}
 	write_vm_record();
 	write_cont_record(jni);
+	/* CM_F_EVENTS before CM_F_READY: a reader that finds the map ready
+	 * knows at once whether its requests will be answered */
+	jev__init(jvmti, jni);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 	cmw__set_flags(CM_F_READY);
 	enumerate_classes();

@@ -95,8 +95,14 @@ run_p() {
 	_nm=$1 _jdk=$2 _mask=$3 _cls=$4 _jargs=$5
 	shift 6
 	# shellcheck disable=SC2086
+	# AllocSites: on until about 6000 events at the default interval
+	# (a share of 20 % then has a sampling spread of 2.6 %, the +-10 %
+	# judged is four of it), however busy the host
+	_min=
+	[ "$_cls" = AllocSites ] && _min=$((6000 * 524288))
+	# shellcheck disable=SC2086
 	"$_jdk/bin/java" $_jargs -cp "$WL/classes" "$_cls" "$TMP/$_nm.go" \
-		"$SECS" 300 > "$TMP/$_nm.out" 2>&1 &
+		"$SECS" 300 $_min > "$TMP/$_nm.out" 2>&1 &
 	JPID=$!
 	bg "$JPID"
 	wait_line "$TMP/$_nm.out" '^READY' 600 "$JPID" ||
@@ -174,6 +180,7 @@ for jdk in $jdks; do
 		-o "$TMP/$n.json" -- \
 		"$jdk/bin/java" -agentpath:"$AGENT" $ALLOC_FLAGS \
 		-cp "$WL/classes" AllocSites "$TMP/$n.go" "$SECS" 0 \
+		$((6000 * 262144)) \
 		> "$TMP/$n.out" 2> "$TMP/$n.log" &
 	rp=$!
 	bg "$rp"
@@ -201,6 +208,37 @@ for jdk in $jdks; do
 	# shellcheck disable=SC2086
 	$CHECK lock "$TMP/lock-$v.json" --pid "$JPID" --events lock \
 		--workload "$TMP/lock-$v.out" $PP || rc=1
+
+	# (f) JDK 21+: virtual threads allocating get their own stacks, as
+	# in cpu samples (tests/workloads/EventsSmoke.java "virtual")
+	[ "$("$jdk/bin/java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' |
+		head -n 1)" -ge 21 ] || continue
+	"$ASGST" record -q -e alloc -o "$TMP/vt-$v.json" -- "$jdk/bin/java" \
+		-agentpath:"$AGENT" -cp "$WL/classes" EventsSmoke 3 virtual \
+		> /dev/null 2> "$TMP/vt-$v.log" ||
+		{ cat "$TMP/vt-$v.log"; fail "vt-$v: record failed"; }
+	python3 - "$TMP/vt-$v.json" "vt-$v" <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+alloc = [s for s in d["stacks"] if s["event"] == "alloc"
+         and any(f.get("method") == "allocate" and f.get("class") == "EventsSmoke"
+                 for f in s["frames"])]
+n = sum(s["count"] for s in alloc)
+vt = [s for s in alloc if s["virtual_thread"]]
+nvt = sum(s["count"] for s in vt)
+def whole(s):
+    names = [f.get("method") for f in s["frames"]]
+    return (not s["error"] and s["frames"][0]["type"] == "class"
+            and "enterSpecial" in names
+            and all(f["type"] != "unknown" for f in s["frames"]))
+nwhole = sum(s["count"] for s in vt if whole(s))
+print("MEASURE: %s: %d allocations in EventsSmoke.allocate, %d on virtual "
+      "threads, %d of them whole to Continuation.enterSpecial (%.2f %%)"
+      % (sys.argv[2], n, nvt, nwhole, 100.0 * nwhole / max(nvt, 1)))
+assert n > 100, "too few allocation events in the virtual threads' work"
+assert nvt >= 0.99 * n, "allocations not marked as a virtual thread's"
+assert nwhole >= 0.99 * nvt, "virtual threads' allocation stacks not whole"
+PY
 done
 [ "$rc" -eq 0 ] || exit 1
 echo "PASS"

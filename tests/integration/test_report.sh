@@ -37,6 +37,30 @@ print("INFO: JVM report == live: %d stacks, %d samples with Java frames"
       % (len(b["stacks"]), java))
 PY
 
+# JVM events: allocation and lock stacks (the agent's probe, version-3
+# records) replay as they were decoded live. Without cpu samples: one
+# taken while the sampler's own uprobe program ran has its frames in the
+# kernel, which report names from the kallsyms of its own time, where
+# that program is gone.
+"$ASGST" record -q -e alloc,lock -o "$TMP/e.asgst" -o "$TMP/elive.json" -- \
+	"$JDK17/bin/java" -agentpath:"$AGENT" -cp "$WL/classes" \
+	EventsSmoke 3 > /dev/null || fail "record -e alloc,lock failed"
+"$ASGST" report -q -i "$TMP/e.asgst" -o "$TMP/erep.json" || fail "report of the JVM events failed"
+python3 - "$TMP/elive.json" "$TMP/erep.json" <<'PY' || fail "JVM events' report differs from the live decode"
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+key = lambda s: json.dumps(s, sort_keys=True)
+assert sorted(map(key, a["stacks"])) == sorted(map(key, b["stacks"])), "stacks"
+for k in ("events", "alloc_events", "lock_events", "alloc_interval",
+          "jvm_events_lost", "jvm_events_throttled"):
+    assert a[k] == b[k], (k, a[k], b[k])
+ev = {}
+for s in b["stacks"]:
+    ev[s["event"]] = ev.get(s["event"], 0) + s["count"]
+assert ev.get("alloc", 0) > 100 and set(ev) <= {"alloc", "lock"}, ev
+print("INFO: JVM events' report == live: %s" % ev)
+PY
+
 # pprof from the same file: native mappings carry their build-ids
 if command -v protoc > /dev/null; then
 	"$ASGST" report -q -i "$TMP/r.asgst" -o "$TMP/rep.pb.gz" || fail "report pprof"

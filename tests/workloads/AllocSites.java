@@ -26,7 +26,9 @@
  * int. The workload computes its truth from the array lengths with that
  * rule; with other header layouts the figures are estimates.
  *
- * Usage: java AllocSites GOFILE [SECONDS [LINGER]]   (default 5, 0)
+ * Usage: java AllocSites GOFILE [SECONDS [LINGER [MINBYTES]]]   (default
+ * 5, 0, 0; MINBYTES: the measured phase goes on past SECONDS until the
+ * sites have allocated that much, up to 12 times SECONDS)
  * Prints "READY <pid>" once warmed up (the sites are called with empty
  * arrays and no cells first: ~20 MB in all), waits for GOFILE
  * to exist, allocates for SECONDS, then prints one line per site
@@ -50,6 +52,9 @@ public class AllocSites {
 	static final Object[] SINK = new Object[4096];
 	static volatile boolean stop;
 	static volatile long rounds;
+	/* rounds so far, published every 1024: enough bytes yet? */
+	static volatile long progress;
+	static final long ROUND_BYTES = 3072 + 1024 + 64 * 16;
 
 	/* what each site allocated, counted by the worker itself */
 	static long bytesObjs, bytesBytes, intsObjs, intsBytes, cellObjs,
@@ -85,6 +90,8 @@ public class AllocSites {
 			cellsBatch(cells, k + 2);
 			k += 2 + cells;
 			r++;
+			if ((r & 1023) == 0 && count)
+				progress = r;
 			if (!count && r >= WARMUP_ROUNDS)
 				break;
 		}
@@ -114,12 +121,13 @@ public class AllocSites {
 
 	public static void main(String[] args) throws Exception {
 		if (args.length < 1) {
-			System.err.println("usage: AllocSites GOFILE [SECONDS [LINGER]]");
+			System.err.println("usage: AllocSites GOFILE [SECONDS [LINGER [MINBYTES]]]");
 			System.exit(2);
 		}
 		Path go = Path.of(args[0]);
 		double secs = args.length > 1 ? Double.parseDouble(args[1]) : 5;
 		double linger = args.length > 2 ? Double.parseDouble(args[2]) : 0;
+		long minBytes = args.length > 3 ? Long.parseLong(args[3]) : 0;
 
 		/* Cell loaded and initialized now, not by the first cellsBatch
 		 * of the measured phase (class loading allocates too) */
@@ -144,6 +152,11 @@ public class AllocSites {
 		long t0 = System.nanoTime();
 		t.start();
 		Thread.sleep((long) (secs * 1000));
+		/* on a busy host: on until MINBYTES (a sample count the shares
+		 * can be judged by), 12 times SECONDS at most */
+		while (progress * ROUND_BYTES < minBytes &&
+		       System.nanoTime() - t0 < (long) (secs * 12e9))
+			Thread.sleep(50);
 		stop = true;
 		t.join();
 		long ms = (System.nanoTime() - t0) / 1_000_000;
