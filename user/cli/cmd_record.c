@@ -545,6 +545,41 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 	o->stop_on_signals = true;
 }
 
+/*
+ * A collapsed file holds one event family: the others recorded went to
+ * its siblings (output.h), named after it
+ */
+static void say_siblings(const char *path, uint32_t events)
+{
+	static const struct {
+		uint32_t mask;
+		const char *family;
+	} fams[] = {
+		{ ASGST_EVMASK_CPU | ASGST_EVMASK_OFFCPU, NULL },
+		{ ASGST_EVMASK_ALLOC, "alloc" },
+		{ ASGST_EVMASK_LOCK, "lock" },
+	};
+	bool first = true, said = false;
+
+	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+		char *sib;
+
+		if (!(events & fams[i].mask))
+			continue;
+		if (first) {	/* at the path itself */
+			first = false;
+			continue;
+		}
+		sib = output__sibling(path, fams[i].family);
+		if (sib)
+			fprintf(stderr, "%s%s", said ? ", " : " (+ ", sib);
+		said = said || sib;
+		free(sib);
+	}
+	if (said)
+		fputc(')', stderr);
+}
+
 /* the closing lines on stderr */
 static void summary(struct recorder *rec, const struct record_args *a)
 {
@@ -560,6 +595,10 @@ static void summary(struct recorder *rec, const struct record_args *a)
 			st[ASGST_STAT_OFFCPU] ?
 			(double)st[ASGST_STAT_OFFCPU_CAPTURE_NS] / 1e3 /
 			(double)st[ASGST_STAT_OFFCPU] : 0.0);
+	if ((rs.events & ASGST_EVMASK_JVM) && !rs.jev.jvms)
+		fprintf(stderr, "asgst-bpf: no JVM gave allocation or lock "
+			"events (no JVM among the targets, or each said why "
+			"above)\n");
 	if (rs.events & ASGST_EVMASK_JVM)
 		fprintf(stderr, "asgst-bpf: %llu allocation and %llu lock "
 			"events, %llu lost, %llu over a JVM's budget\n",
@@ -575,9 +614,13 @@ static void summary(struct recorder *rec, const struct record_args *a)
 		(unsigned long long)rs.pl.jvms);
 	if (a->switch_ns)
 		fprintf(stderr, " %u periods of", rs.periods + 1);
-	for (size_t i = 0; i < a->nout; i++)
+	for (size_t i = 0; i < a->nout; i++) {
 		fprintf(stderr, " %s", a->outputs[i] ? a->outputs[i] :
 			"stdout");
+		if (a->outputs[i] && a->formats[i] == OUT_COLLAPSED &&
+		    !a->switch_ns)
+			say_siblings(a->outputs[i], rs.events);
+	}
 	fputc('\n', stderr);
 	if (a->stats)
 		recorder__print_stats(rec);

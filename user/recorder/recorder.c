@@ -332,6 +332,7 @@ void recorder__stats(const struct recorder *r, struct recorder_stats *out)
 	out->periods = r->periods;
 	out->events = r->co.events;
 	out->period_failed = r->period_failed;
+	jvm_events__stats(r->jev, &out->jev);
 }
 
 struct profile *recorder__profile(struct recorder *r)

@@ -39,6 +39,7 @@
 #include "capture/capture.h"
 #include "capture/sideband.h"
 #include "output/writers.h"
+#include "profile/jvm_events.h"
 #include "profile/pipeline.h"
 
 #define RECORDER_MAX_OUTPUTS	8
@@ -140,6 +141,7 @@ struct recorder_stats {
 				 * the last one */
 	uint32_t events;	/* ASGST_EVMASK_* recorded */
 	bool period_failed;	/* a period's output failed */
+	struct jvm_events_stats jev;	/* -e alloc/lock: JVMs asked */
 };
 
 struct recorder;
