@@ -97,7 +97,8 @@ def main():
         if not fr or fr[0].get("type") != "class" or \
                 fr[0].get("class") != cls:
             bad["%s stack whose frames[0] is %s, not the class frame of "
-                "%s" % (e, fr[0] if fr else None, cls)] += 1
+                "%s" % (e, ("%s %s" % (fr[0].get("type"), fr[0].get("class")))
+                        if fr else None, cls)] += 1
         if any(f.get("type") == "class" for f in fr[1:]):
             bad["%s stack with a class frame below the leaf" % e] += 1
         n = s.get("count")
