@@ -23,7 +23,7 @@ MIN=${REALAPP_MIN_H2:-99.8}
 	echo "CREATE INDEX u_t ON u(t_id);"
 	echo "SELECT 'READY';"
 	i=0
-	while [ "$i" -lt 400 ]; do
+	while [ "$i" -lt 600 ]; do
 		cat <<'EOF2'
 DELETE FROM u; DELETE FROM t;
 INSERT INTO t SELECT x, MOD(x, 97), 'row ' || x || ' ' || RAND(), x * 1.5 FROM SYSTEM_RANGE(1, 20000);

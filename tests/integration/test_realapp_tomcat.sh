@@ -116,7 +116,7 @@ for jdk in $jdks; do
 		{ tail -n 30 "$TMP/tc-$v.out"; fail "$v: Tomcat did not serve"; }
 	# catalina.sh run execs java: the JVM is the shell's pid
 	jpid=$tpid
-	http_load "$port" $((REALAPP_SECONDS + REALAPP_EVENT_SECONDS + 25))
+	http_load "$port" $((REALAPP_SECONDS + REALAPP_EVENT_SECONDS + 40))
 	sleep 5			# warm up: JIT compiles the request path
 	realapp_record "tomcat-$v" "$jpid"
 	echo "INFO: $v: $(grep -c . "$TMP/tc-$v.out") lines of Tomcat log"
