@@ -3,12 +3,16 @@
 # with stock JVM flags; realapp_check.py says how many of their stacks
 # decode whole.
 #
-# REALAPP_SECONDS: how long each recording lasts (default 20).
+# REALAPP_SECONDS: how long each CPU recording lasts (default 20).
+# REALAPP_EVENT_SECONDS: how long each -e alloc,lock recording lasts
+# (default 4).
 # REALAPP_WINDOW: record's --stack-window (default: record's own).
 # REALAPP_KEEP=DIR: keep each recording's raw file and JSON there (to
 # decode it again with `asgst-bpf report`).
 REALAPP_SECONDS=${REALAPP_SECONDS:-20}
+REALAPP_EVENT_SECONDS=${REALAPP_EVENT_SECONDS:-4}
 RCHECK="python3 $TOP/tests/integration/realapp_check.py"
+ECHECK="python3 $TOP/tests/integration/realapp_events_check.py"
 
 need_realapp_tools() {
 	need_bpf
@@ -47,6 +51,24 @@ realapp_record() {
 		mkdir -p "$REALAPP_KEEP"
 		cp "$TMP/$_name.asgst" "$TMP/$_name.json" "$REALAPP_KEEP/"
 	fi
+}
+
+# realapp_events NAME PID REGEX: record PID's sampled allocations and
+# contended monitors (-e alloc,lock, late attach) for REALAPP_EVENT_SECONDS
+# into $TMP/NAME-ev.json, then realapp_events_check.py on it (REGEX: the
+# app's own threads, which must allocate); 1 when the check fails
+realapp_events() {
+	_name=$1-ev _pid=$2
+	"$ASGST" record -p "$_pid" -e alloc,lock -d "$REALAPP_EVENT_SECONDS" \
+		-q --stats -o "$TMP/$_name.json" > "$TMP/$_name.rec.log" 2>&1 ||
+		{ cat "$TMP/$_name.rec.log"; fail "$_name: record -e alloc,lock failed"; }
+	grep -E 'allocation and .* lock events' "$TMP/$_name.rec.log" |
+		sed "s/^/INFO: $_name: /"
+	if [ -n "${REALAPP_KEEP:-}" ]; then
+		mkdir -p "$REALAPP_KEEP"
+		cp "$TMP/$_name.json" "$REALAPP_KEEP/"
+	fi
+	$ECHECK "$TMP/$_name.json" --name "$_name" --thread "$3"
 }
 
 # stop_app PID: end a JVM this test started

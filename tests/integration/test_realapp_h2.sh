@@ -3,7 +3,10 @@
 # stock flags) running an SQL script on an in-memory database: inserts,
 # joins, grouping, sorting, recursive queries; the agent by late attach.
 # The main thread's stacks must decode whole (realapp_check.py: >= 99.8 %)
-# on JDK 17 and, when present, JDK 25.
+# on JDK 17 and, when present, JDK 25. Then a few seconds of -e alloc,lock
+# (realapp_events_check.py): the main thread allocates, >= 99 % of the
+# alloc stacks whole, each event's class its leaf frame, sane estimates;
+# the top allocation and lock sites printed.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/realapp_lib.sh"
 need_jdk17
@@ -20,7 +23,7 @@ MIN=${REALAPP_MIN_H2:-99.8}
 	echo "CREATE INDEX u_t ON u(t_id);"
 	echo "SELECT 'READY';"
 	i=0
-	while [ "$i" -lt 400 ]; do
+	while [ "$i" -lt 600 ]; do
 		cat <<'EOF2'
 DELETE FROM u; DELETE FROM t;
 INSERT INTO t SELECT x, MOD(x, 97), 'row ' || x || ' ' || RAND(), x * 1.5 FROM SYSTEM_RANGE(1, 20000);
@@ -53,6 +56,8 @@ for jdk in $jdks; do
 		echo "INFO: $v: the script ended during the recording"
 	$RCHECK "$TMP/h2-$v.json" --name "h2 $v" --thread '^main$' \
 		--min "$MIN" || rc=1
+	kill -0 "$jpid" 2>/dev/null || fail "$v: H2 ended before -e alloc,lock"
+	realapp_events "h2-$v" "$jpid" '^main$' || rc=1
 	stop_app "$jpid"
 done
 exit $rc

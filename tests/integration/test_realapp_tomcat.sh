@@ -4,7 +4,10 @@
 # loopback HTTP client loop; the agent comes by late attach. The request
 # threads' stacks must decode whole (realapp_check.py: >= 99.8 %; one
 # failure in about 17000 samples over fourteen runs) on JDK 17 and, when
-# present, JDK 25.
+# present, JDK 25. Then a few seconds of -e alloc,lock under the same load
+# (realapp_events_check.py): the request threads allocate, >= 99 % of the
+# alloc stacks whole, each event's class its leaf frame, sane estimates;
+# the top allocation and lock sites printed.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/realapp_lib.sh"
 need_jdk17
@@ -113,12 +116,14 @@ for jdk in $jdks; do
 		{ tail -n 30 "$TMP/tc-$v.out"; fail "$v: Tomcat did not serve"; }
 	# catalina.sh run execs java: the JVM is the shell's pid
 	jpid=$tpid
-	http_load "$port" $((REALAPP_SECONDS + 12))
+	http_load "$port" $((REALAPP_SECONDS + REALAPP_EVENT_SECONDS + 40))
 	sleep 5			# warm up: JIT compiles the request path
 	realapp_record "tomcat-$v" "$jpid"
 	echo "INFO: $v: $(grep -c . "$TMP/tc-$v.out") lines of Tomcat log"
 	$RCHECK "$TMP/tomcat-$v.json" --name "tomcat $v" \
 		--thread '^http-nio-.*-exec-' --min "$MIN" || rc=1
+	kill -0 "$LOADPID" 2>/dev/null || fail "$v: the HTTP load ended before -e alloc,lock"
+	realapp_events "tomcat-$v" "$jpid" '^http-nio-.*-exec-' || rc=1
 	kill "$LOADPID" 2>/dev/null
 	wait "$LOADPID" 2>/dev/null
 	stop_app "$jpid"
