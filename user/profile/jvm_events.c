@@ -188,6 +188,13 @@ static int probe_agent(struct jvm_events *je, pid_t pid, char *why,
 		ret = 0;
 		goto cleanup;
 	}
+	/* another size is another build: not read at all */
+	if ((uint64_t)st.st_size != je->agent_len) {
+		snprintf(why, whylen,
+			 "its agent library is not this asgst-bpf's (another build)");
+		ret = -EPERM;
+		goto cleanup;
+	}
 	bytes = read_whole(fd, &len, AGENT_FILE_MAX);
 	if (!bytes || len != je->agent_len ||
 	    memcmp(bytes, je->agent, len)) {
