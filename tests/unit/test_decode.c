@@ -598,6 +598,87 @@ static void test_mutated(void **state)
 	strtab__free(st);
 }
 
+/*
+ * An allocation or lock record: the class as the leaf frame, the VM's and
+ * the agent's frames on top of the program's cut, nothing else changed
+ * (the same walk as the record decoded as a cpu sample)
+ */
+static bool vm_frame(const struct frame *f)
+{
+	const char *b = f->module ? strrchr(f->module, '/') : NULL;
+
+	b = b ? b + 1 : f->module;
+	return f->type == FRAME_NON_JAVA &&
+	       ((f->flags & (FRAME_F_JVM_CPP | FRAME_F_STUB)) ||
+		(b && (!strcmp(b, "libasgst-agent.so") ||
+		       !strncmp(b, "asgst-agent-", 12))));
+}
+
+static void test_jvm_event_leaf(void **state)
+{
+	struct strtab *st = strtab__new();
+	struct decoder *dec = decoder__new(NULL, st);
+	struct frame *ref = calloc(TRACE_MAX_FRAMES, sizeof(*ref));
+	size_t checked = 0, cut_some = 0;
+
+	(void)state;
+	assert_non_null(ref);
+	for (size_t i = 0; i < api.n; i++) {
+		const struct sample *s = &api.recs[i].s;
+
+		for (int ev = ASGST_EV_ALLOC; ev <= ASGST_EV_LOCK; ev++) {
+			struct asgst_sample_hdr h = { 0 };
+			struct sample s2 = *s;
+			struct trace t, rt;
+			uint32_t cut = 0;
+
+			assert_int_equal(decoder__trace(dec, s, api.cm, true,
+							&rt, ref,
+							TRACE_MAX_FRAMES), 0);
+			while (cut < rt.nframes && vm_frame(&ref[cut]))
+				cut++;
+			if (cut == rt.nframes)
+				cut = 0;
+			memcpy(&h, s->hdr, s->hdr->hdr_size < sizeof(h) ?
+					   s->hdr->hdr_size : sizeof(h));
+			h.version = 3;
+			h.hdr_size = sizeof(h);
+			h.event = (uint32_t)ev;
+			h.ev_size = 24;
+			h.ev_weight = 524288;
+			strcpy(h.ev_class, ev == ASGST_EV_ALLOC ?
+			       "byte[]" : "java.lang.Object");
+			s2.hdr = &h;
+			assert_int_equal(decoder__trace(dec, &s2, api.cm, true,
+							&t, frames,
+							TRACE_MAX_FRAMES), 0);
+			assert_int_equal(t.event, ev == ASGST_EV_ALLOC ?
+					 TRACE_EV_ALLOC : TRACE_EV_LOCK);
+			assert_string_equal(t.ev_class, h.ev_class);
+			assert_int_equal(frames[0].type, FRAME_CLASS);
+			assert_string_equal(frames[0].klass, h.ev_class);
+			assert_int_equal(!!(frames[0].flags & FRAME_F_MONITOR),
+					 ev == ASGST_EV_LOCK);
+			assert_int_equal(t.nframes, rt.nframes - cut + 1);
+			for (uint32_t k = cut; k < rt.nframes; k++) {
+				assert_int_equal(frames[k - cut + 1].type,
+						 ref[k].type);
+				assert_true(frames[k - cut + 1].pc == ref[k].pc);
+				assert_ptr_equal(frames[k - cut + 1].method,
+						 ref[k].method);
+			}
+			cut_some += cut > 0;
+			checked++;
+		}
+	}
+	print_message("jvm events: %zu records, %zu with VM frames cut\n",
+		      checked, cut_some);
+	assert_true(checked > 0);
+	free(ref);
+	decoder__free(dec);
+	strtab__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest data[] = {
@@ -615,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_no_map_no_window),
 		cmocka_unit_test(test_jvm_threads),
 		cmocka_unit_test(test_mutated),
+		cmocka_unit_test(test_jvm_event_leaf),
 	};
 	int r = cmocka_run_group_tests_name("decode_data", data, NULL, NULL);
 
