@@ -139,6 +139,13 @@ void pipeline__exit_feed(struct pipeline *pl, bool complete);
 void pipeline__note_exit(struct pipeline *pl, pid_t pid);
 /* look at a process now (targets of -p / --), not at its first sample */
 int pipeline__prime(struct pipeline *pl, pid_t pid);
+/*
+ * pid mapped a libjvm.so (the side-band says): a process of the table is
+ * looked at again now, not at its next sample (with -e alloc or lock
+ * alone there may be none before its agent is asked); one not in it is
+ * added when may_add (it is a target).
+ */
+void pipeline__jvm_mapped(struct pipeline *pl, pid_t pid, bool may_add);
 /* prime every running JVM (-a); the number found, or -errno */
 int pipeline__prime_jvms(struct pipeline *pl);
 /* end of a recording: hand the sink what it needs besides the samples

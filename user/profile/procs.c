@@ -957,6 +957,26 @@ int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 	return rc;
 }
 
+void pipeline__jvm_mapped(struct pipeline *pl, pid_t pid, bool may_add)
+{
+	struct proc_state *ps;
+
+	if (pl->opts.offline)
+		return;
+	ps = proc_slot(pl->procs, pl->procs_cap, pid);
+	if (!ps->used) {
+		if (may_add)
+			procs__get(pl, pid, "");
+		return;
+	}
+	if (ps->is_jvm || ps->foreign || ps->gone_ns)
+		return;
+	/* what the symbolizer read may be the image before the exec */
+	symbolizer__refresh(pl->sz, pid);
+	if (symbolizer__is_jvm(pl->sz, pid))
+		proc_became_jvm(pl, ps, pl->decode_seq + pl->queue.n);
+}
+
 int pipeline__prime(struct pipeline *pl, pid_t pid)
 {
 	return procs__get(pl, pid, "") ? 0 : -ENOMEM;

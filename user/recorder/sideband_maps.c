@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "recorder/recorder_int.h"
@@ -30,8 +31,9 @@ static int on_sideband(const struct sideband_rec *s, void *ctx)
 {
 	struct recorder *r = ctx;
 	char path[64], *text = NULL;
+	const char *p;
 	size_t len = 0;
-	int fd;
+	int fd, ret;
 
 	if (s->type == SIDEBAND_FORK && s->pid != s->ppid &&
 	    !maplog__whole(r->ml, s->ppid)) {
@@ -45,7 +47,14 @@ static int on_sideband(const struct sideband_rec *s, void *ctx)
 	}
 	if (s->type == SIDEBAND_EXIT)
 		pipeline__note_exit(r->pl, (pid_t)s->pid);
-	return maplog__apply(s, r->ml);
+	ret = maplog__apply(s, r->ml);
+	/* a JVM starting: its agent asked without waiting for a sample */
+	if (r->jev && s->type == SIDEBAND_MMAP && s->path &&
+	    (p = strrchr(s->path, '/')) && !strcmp(p, "/libjvm.so"))
+		pipeline__jvm_mapped(r->pl, (pid_t)s->pid,
+				     r->o.filter_mode == ASGST_FILTER_ALL ||
+				     (pid_t)s->pid == r->tg.child);
+	return ret;
 }
 
 /* what the kernel said processes mapped, exec'd, forked, ended, to now */
