@@ -3,20 +3,21 @@
 # of the tests: it prints, it asserts nothing about times.
 #
 # 1. -e alloc: one warmed-up JVM (tests/workloads/AllocBench.java, one
-#    thread allocating ~0.9 GB/s with work between the allocations)
+#    thread allocating ~1 GB/s with work between the allocations)
 #    started with -agentpath (the agent's load is not in the comparison),
-#    its operations a second over spans of SECONDS_PER_RUN: unprofiled
-#    (agent idle: the baseline), under record -e alloc -p (default
-#    interval, 512 KiB) and under record -e alloc --alloc-interval 64k;
-#    the three interleaved in ROUNDS rounds (order rotated each round),
-#    medians. The same JVM throughout, so its JIT's choices are the same
-#    in every span. Then the cost of an event: in the kernel
-#    (bpf_ns_per_jvm_event of --stats), the recorder's decode CPU an
-#    event (decode_cpu_ns_per_sample: -e alloc alone records nothing
-#    else), and the JVM's own (the operations lost, times the ns an
-#    operation takes, over the events: the agent's callback, the uprobe's
-#    trap, the JVM's slow path, and on a host with few CPUs the
-#    recorder's CPU taken from the JVM).
+#    its operations over spans of SECONDS_PER_RUN: unprofiled (agent
+#    idle: the baseline), under record -e alloc -p (default interval,
+#    512 KiB) and under record -e alloc --alloc-interval 64k; the three
+#    interleaved in ROUNDS rounds (order rotated each round), medians. The
+#    same JVM throughout, so its JIT's choices are the same in every span.
+#    Throughput by wall time (what a user sees; on a shared host as noisy
+#    as the host) and by the allocating thread's own CPU time (the
+#    agent's callback, the uprobe's traps and the BPF program run on that
+#    thread; other work on the host hardly changes it). Then the cost of
+#    an event: in the kernel (bpf_ns_per_jvm_event of --stats), the
+#    recorder's decode CPU an event (decode_cpu_ns_per_sample: -e alloc
+#    alone records nothing else), and the JVM thread's (its CPU an
+#    operation with less without, over the events an operation).
 # 2. -e lock: LockHold (three waiters and a holder on one monitor) alone
 #    and under record -e lock, ROUNDS each interleaved: the contended
 #    entries a second (the waiters' own count) as a ratio, the events a
@@ -148,12 +149,14 @@ for n in def i64k; do
 done
 
 # --- 2. -e lock ----------------------------------------------------------
-# LockHold waits for GOFILE, contends for S seconds, prints its counts
-lock_run() { # NAME ROUND [record]
+# LockHold waits for GOFILE, contends for S seconds, prints its counts;
+# lock_run sets $rate: the waiters' entries a second (no subshell, so that
+# fail ends the bench and the JVM is killed at exit)
+lock_run() { # base|rec ROUND
 	_o="$TMP/lk.$1.$2"
 	rm -f "$_o.go"
 	"$JAVA" -agentpath:"$AGENT" -cp "$WL/classes" LockHold "$_o.go" "$S" > "$_o.out" 2>&1 &
-	_j=$!
+	_j=$!; bg $_j
 	wait_line "$_o.out" '^READY' || fail "LockHold not ready: $(cat "$_o.out")"
 	if [ "$1" = rec ]; then
 		"$ASGST" record -q --stats -e lock -p $_j -o "$_o.json" 2> "$_o.stats" &
@@ -163,15 +166,15 @@ lock_run() { # NAME ROUND [record]
 	touch "$_o.go"
 	wait $_j
 	[ "$1" = rec ] && { wait $_p || fail "record -e lock failed: $(cat "$_o.stats")"; }
-	awk '$1 == "WAITER" { n += $3 } END { printf "%.1f\n", n / '"$S"' }' "$_o.out"
+	rate=$(awk -v s="$S" '$1 == "WAITER" { n += $3 } END { printf "%.1f", n / s }' "$_o.out")
 }
 lb=""; lr=""
 i=0
 while [ $i -lt "$R" ]; do
 	if [ $((i % 2)) -eq 0 ]; then
-		b=$(lock_run base $i); w=$(lock_run rec $i)
+		lock_run base $i; b=$rate; lock_run rec $i; w=$rate
 	else
-		w=$(lock_run rec $i); b=$(lock_run base $i)
+		lock_run rec $i; w=$rate; lock_run base $i; b=$rate
 	fi
 	lb="$lb $b"; lr="$lr $w"
 	i=$((i + 1))
