@@ -1142,42 +1142,50 @@ static __always_inline void jvm_ev_head(struct asgst_sample_hdr *h,
 		h->ev_class[0] = 0;
 }
 
-/* a JVM event's record with the stack window, in a reservation of its own
- * size; false: the ring is full */
+/* a JVM event's record with the stack window into rec (room for
+ * REC_BASE + window_size + 8 bytes); the bytes used */
+static __always_inline __u64 jvm_ev_fill(void *rec, struct pt_regs *ctx,
+					 struct task_struct *task, __u64 id,
+					 struct thread_cache *tc, __u32 event,
+					 __u64 now)
+{
+	struct asgst_sample_hdr *h = rec;
+	__u32 kbytes;
+
+	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
+	h->flags |= ASGST_SF_WINDOW_WANTED;
+	jvm_ev_head(h, ctx);
+	return fill_window(rec, task, tc, id >> 32, kbytes, true);
+}
+
+/* ... in a reservation of the ring at its full size; false: ring full */
 static __always_inline bool jvm_ev_window(struct pt_regs *ctx,
 					  struct task_struct *task, __u64 id,
 					  struct thread_cache *tc, __u32 event,
 					  __u64 now)
 {
-	struct asgst_sample_hdr *h;
-	__u32 kbytes;
 	void *rec;
 
 	rec = bpf_ringbuf_reserve(&events, REC_BASE + window_size + 8, 0);
 	if (!rec)
 		return false;
-	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
-	h = rec;
-	h->flags |= ASGST_SF_WINDOW_WANTED;
-	jvm_ev_head(h, ctx);
-	fill_window(rec, task, tc, id >> 32, kbytes, true);
+	jvm_ev_fill(rec, ctx, task, id, tc, event, now);
 	submit(rec);
 	return true;
 }
 
 /*
- * The same put together in this CPU's jvmbuf, when free, and the ring
- * given only the bytes used (a shallow stack's few KiB, not the window
- * size). -1: the buffer is taken (a preempted event of another thread
- * holds it); else whether the ring took the record.
+ * ... put together in this CPU's jvmbuf, when free, and the ring given
+ * only the bytes used (a shallow stack's few KiB, not the window size).
+ * -1: the buffer is taken (a preempted event of another thread holds
+ * it); else whether the ring took the record.
  */
 static __always_inline int jvm_ev_buffered(struct pt_regs *ctx,
 					   struct task_struct *task, __u64 id,
 					   struct thread_cache *tc,
 					   __u32 event, __u64 now)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), kbytes;
-	struct asgst_sample_hdr *h;
+	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 *own, size;
 	void *rec;
 	bool ok;
@@ -1186,11 +1194,7 @@ static __always_inline int jvm_ev_buffered(struct pt_regs *ctx,
 	rec = bpf_map_lookup_elem(&jvmbuf, &cpu);
 	if (!own || !rec || __sync_val_compare_and_swap(own, 0, 1) != 0)
 		return -1;
-	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
-	h = rec;
-	h->flags |= ASGST_SF_WINDOW_WANTED;
-	jvm_ev_head(h, ctx);
-	size = fill_window(rec, task, tc, id >> 32, kbytes, true);
+	size = jvm_ev_fill(rec, ctx, task, id, tc, event, now);
 	ok = output(rec, size);
 	__sync_fetch_and_and(own, 0);
 	return ok;

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "output/evfamily.h"
 #include "output/output.h"
 #include "profile/filter.h"
 #include "recorder/recorder.h"
@@ -546,31 +547,20 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 }
 
 /*
- * A collapsed file holds one event family: the others recorded went to
- * its siblings (output.h), named after it
+ * A collapsed file holds one event family: the others the profile holds
+ * went to its siblings (output.h), named after it
  */
-static void say_siblings(const char *path, uint32_t events)
+static void say_siblings(const char *path, unsigned fams)
 {
-	static const struct {
-		uint32_t mask;
-		const char *family;
-	} fams[] = {
-		{ ASGST_EVMASK_CPU | ASGST_EVMASK_OFFCPU, NULL },
-		{ ASGST_EVMASK_ALLOC, "alloc" },
-		{ ASGST_EVMASK_LOCK, "lock" },
-	};
-	bool first = true, said = false;
+	enum ev_family main_f = ev_families__main(fams);
+	bool said = false;
 
-	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+	for (int f = 0; f < EVF_N; f++) {
 		char *sib;
 
-		if (!(events & fams[i].mask))
+		if (f == (int)main_f || !(fams & EVF_BIT(f)))
 			continue;
-		if (first) {	/* at the path itself */
-			first = false;
-			continue;
-		}
-		sib = output__sibling(path, fams[i].family);
+		sib = output__sibling(path, ev_family__name((enum ev_family)f));
 		if (sib)
 			fprintf(stderr, "%s%s", said ? ", " : " (+ ", sib);
 		said = said || sib;
@@ -619,7 +609,8 @@ static void summary(struct recorder *rec, const struct record_args *a)
 			"stdout");
 		if (a->outputs[i] && a->formats[i] == OUT_COLLAPSED &&
 		    !a->switch_ns)
-			say_siblings(a->outputs[i], rs.events);
+			say_siblings(a->outputs[i],
+				     ev_families(recorder__profile(rec)));
 	}
 	fputc('\n', stderr);
 	if (a->stats)

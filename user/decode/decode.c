@@ -18,6 +18,7 @@
 
 #include "decode/asgst.h"
 #include "jvm/codemap.h"
+#include "jvm/jvm_discover.h"
 #include "decode/decode.h"
 #include "decode/walk.h"
 #include "capture/sample.h"
@@ -479,9 +480,7 @@ static bool agent_module(const char *module)
 {
 	const char *b = module ? strrchr(module, '/') : NULL;
 
-	b = b ? b + 1 : module;
-	return b && (!strcmp(b, "libasgst-agent.so") ||
-		     (!strncmp(b, "asgst-agent-", 12) && strstr(b, ".so")));
+	return module && jvm_discover__is_agent_lib(b ? b + 1 : module);
 }
 
 /*

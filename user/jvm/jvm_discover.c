@@ -207,7 +207,7 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-static bool is_agent_lib(const char *base)
+bool jvm_discover__is_agent_lib(const char *base)
 {
 	/* libasgst-agent.so as built, asgst-agent-<uid>.so when copied in */
 	return !strcmp(base, "libasgst-agent.so") ||
@@ -247,7 +247,7 @@ static int scan_maps(pid_t pid, char *libjvm, size_t len, char *range,
 				snprintf(libjvm, len, "%s", p);
 			if (range && rlen)
 				snprintf(range, rlen, "%.*s", (int)rl, line);
-		} else if (agent && is_agent_lib(b)) {
+		} else if (agent && jvm_discover__is_agent_lib(b)) {
 			*agent = true;
 		}
 	}
@@ -271,7 +271,7 @@ int jvm_discover__agent_map(pid_t pid, char *range, size_t len)
 		size_t rl = strcspn(line, " ");
 		const char *p = maps_path(line);
 
-		if (!p || !is_agent_lib(base_name(p)) || rl >= len)
+		if (!p || !jvm_discover__is_agent_lib(base_name(p)) || rl >= len)
 			continue;
 		snprintf(range, len, "%.*s", (int)rl, line);
 		ret = 1;

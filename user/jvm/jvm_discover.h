@@ -61,6 +61,9 @@ int jvm_discover__is_hotspot(pid_t pid);
 int jvm_discover__elf_is_hotspot(int fd);
 /* whether an asgst agent library is mapped (1), not (0), or -errno */
 int jvm_discover__agent_loaded(pid_t pid);
+/* a library file name (no folder) the agent goes by: libasgst-agent.so as
+ * built, asgst-agent-<uid>.so when copied in */
+bool jvm_discover__is_agent_lib(const char *base);
 /*
  * The address range ("start-end", as /proc/PID/map_files names it) of the
  * first mapping of the agent library in pid. 1 found, 0 none, -errno.
