@@ -27,6 +27,7 @@ LAYERS='
 1 trace
 1 bpf
 1 agent
+1 push
 2 capture
 3 symbols
 3 jvm
