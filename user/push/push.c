@@ -57,6 +57,9 @@ struct pusher {
 	unsigned timeout_ms;
 	struct push_auth auth;
 	uint64_t rng;
+	bool ended;		/* the thread joined (the caller's only) */
+	/* drives the thread's transfer; pusher__end() wakes its poll */
+	CURLM *multi;
 };
 
 enum send_result { SEND_OK, SEND_REJECTED, SEND_RETRY, SEND_STOPPED };
@@ -160,7 +163,13 @@ static size_t answer_write(char *data, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* abort the transfer once pusher__free()'s deadline has passed */
+static bool past_deadline(struct pusher *p)
+{
+	return atomic_load(&p->stop) &&
+	       clock__mono_ms() >= atomic_load(&p->deadline_ms);
+}
+
+/* abort the transfer once pusher__end()'s deadline has passed */
 static int transfer_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 			     curl_off_t ultotal, curl_off_t ulnow)
 {
@@ -170,8 +179,48 @@ static int transfer_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	return atomic_load(&p->stop) &&
-	       clock__mono_ms() >= atomic_load(&p->deadline_ms);
+	return past_deadline(p);
+}
+
+/*
+ * curl_easy_perform() on our multi handle: its poll is woken by
+ * pusher__end() and waits no later than the deadline, so the end is not
+ * held for the second curl may otherwise sleep between progress calls.
+ */
+static CURLcode perform_bounded(struct pusher *p, CURL *c)
+{
+	CURLcode rc = CURLE_ABORTED_BY_CALLBACK;
+	struct CURLMsg *msg;
+	int running = 1, left;
+
+	if (curl_multi_add_handle(p->multi, c) != CURLM_OK)
+		return CURLE_OUT_OF_MEMORY;
+	for (;;) {
+		uint64_t now, wait = 1000;
+
+		if (curl_multi_perform(p->multi, &running) != CURLM_OK) {
+			rc = CURLE_OUT_OF_MEMORY;
+			goto cleanup;
+		}
+		if (!running)
+			break;
+		if (past_deadline(p))
+			goto cleanup;	/* aborted */
+		if (atomic_load(&p->stop)) {
+			uint64_t d = atomic_load(&p->deadline_ms);
+
+			now = clock__mono_ms();
+			wait = now >= d ? 0 : d - now < wait ? d - now : wait;
+		}
+		curl_multi_poll(p->multi, NULL, 0, (int)wait, NULL);
+	}
+	rc = CURLE_RECV_ERROR;	/* no message: should not happen */
+	while ((msg = curl_multi_info_read(p->multi, &left)))
+		if (msg->msg == CURLMSG_DONE && msg->easy_handle == c)
+			rc = msg->data.result;
+cleanup:
+	curl_multi_remove_handle(p->multi, c);
+	return rc;
 }
 
 /* the error line: "HTTP 503 from URL: answer", control bytes as spaces */
@@ -242,7 +291,7 @@ static enum send_result send_one(struct pusher *p, CURL *c,
 	url = ingest_url(p, c, pp);
 	if (!ans || !url)
 		goto oom;
-	/* past pusher__free()'s call, no request outlives its deadline */
+	/* past pusher__end()'s call, no request outlives its deadline */
 	if (atomic_load(&p->stop)) {
 		now = clock__mono_ms();
 		if (now >= atomic_load(&p->deadline_ms)) {
@@ -315,7 +364,7 @@ static enum send_result send_one(struct pusher *p, CURL *c,
 				 p->auth.password ? p->auth.password : "");
 	}
 
-	rc = curl_easy_perform(c);
+	rc = perform_bounded(p, c);
 	if (rc == CURLE_ABORTED_BY_CALLBACK) {
 		res = SEND_STOPPED;
 		set_error(p, "%s: %s", p->ingest, "aborted at the end of the recording");
@@ -479,6 +528,9 @@ struct pusher *pusher__new(const struct push_opts *o, char *err, size_t errlen)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		goto oom;
+	p->multi = curl_multi_init();
+	if (!p->multi)
+		goto oom;
 	p->queue_bytes = o->queue_bytes ? o->queue_bytes : PUSH_QUEUE_BYTES_DEFAULT;
 	p->timeout_ms = o->timeout_ms ? o->timeout_ms : PUSH_TIMEOUT_MS_DEFAULT;
 	p->rng = clock__mono_ns() ^ (uint64_t)(uintptr_t)p;
@@ -531,6 +583,7 @@ cleanup:
 		if (lock_made)
 			pthread_mutex_destroy(&p->lock);
 		push_auth__free(&p->auth);
+		curl_multi_cleanup(p->multi);
 		free(p->ingest);
 		free(p);
 	}
@@ -564,6 +617,14 @@ int pusher__enqueue(struct pusher *p, struct push_profile *pp)
 	pp->sample_type_config = NULL;
 
 	pthread_mutex_lock(&p->lock);
+	/* stop is set under the lock: the thread is gone or going */
+	if (atomic_load(&p->stop)) {
+		p->st.enqueued++;
+		p->st.dropped_end++;
+		pthread_mutex_unlock(&p->lock);
+		item__free(it);
+		return -ESHUTDOWN;
+	}
 	/* the oldest go first: the one in flight, then the list's head */
 	while (p->st.queued_bytes + bytes > p->queue_bytes) {
 		if (p->inflight && !p->inflight->doomed) {
@@ -612,19 +673,29 @@ void pusher__last_error(struct pusher *p, char *buf, size_t len)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void pusher__free(struct pusher *p, unsigned drain_ms)
+void pusher__end(struct pusher *p, unsigned drain_ms)
 {
-	if (!p)
+	if (p->ended)
 		return;
 	pthread_mutex_lock(&p->lock);
 	atomic_store(&p->deadline_ms, clock__mono_ms() + drain_ms);
 	atomic_store(&p->stop, true);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
+	curl_multi_wakeup(p->multi);
 	pthread_join(p->thread, NULL);
+	p->ended = true;
+}
+
+void pusher__free(struct pusher *p, unsigned drain_ms)
+{
+	if (!p)
+		return;
+	pusher__end(p, drain_ms);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	push_auth__free(&p->auth);
+	curl_multi_cleanup(p->multi);
 	free(p->ingest);
 	free(p);
 }

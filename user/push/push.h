@@ -106,8 +106,8 @@ struct pusher *pusher__new(const struct push_opts *o, char *err, size_t errlen);
  * (freed) whatever the result, and NULL in *pp after. Over the bound the
  * oldest queued profiles are dropped (dropped_full; one in flight is let
  * finish and counted by how it ends). 0, -E2BIG when pp alone is over the
- * bound (dropped, counted enqueued and dropped_full), -ENOMEM (not
- * counted).
+ * bound (dropped, counted enqueued and dropped_full), -ESHUTDOWN after
+ * pusher__end() (counted dropped_end), -ENOMEM (not counted).
  */
 int pusher__enqueue(struct pusher *p, struct push_profile *pp);
 
@@ -120,10 +120,15 @@ void pusher__stats(struct pusher *p, struct push_stats *st);
 void pusher__last_error(struct pusher *p, char *buf, size_t len);
 
 /*
- * Send what is queued for at most drain_ms (a transfer in flight at the
- * deadline is aborted), drop the rest (dropped_end), join the thread and
- * free. NULL is fine.
+ * The end: send what is queued for at most drain_ms (a transfer in flight
+ * at the deadline is aborted), drop the rest (dropped_end) and join the
+ * thread. pusher__stats() and pusher__last_error() still answer after it
+ * (the recorder's closing line); a profile enqueued after it is dropped
+ * (dropped_end, -ESHUTDOWN). Once only: a second call does nothing.
  */
+void pusher__end(struct pusher *p, unsigned drain_ms);
+
+/* pusher__end(p, drain_ms) when not ended yet, then free; NULL is fine */
 void pusher__free(struct pusher *p, unsigned drain_ms);
 
 #endif /* ASGST_PUSH_H */
