@@ -581,6 +581,51 @@ static void test_down_then_up(void **state)
 	recv_stop(&r);
 }
 
+/*
+ * The oldest is the one in flight: over the bound it is dropped as its
+ * transfer ends, unless that transfer sends it (then sent). The receiver
+ * answers 1 s late: the first 503, then 200.
+ */
+static void test_bound_in_flight(void **state)
+{
+	const size_t each = 1000 + strlen(stc_json);
+	struct receiver r = { 0 };
+	struct push_stats st;
+	struct pusher *p;
+	int i;
+
+	(void)state;
+	recv_start(&r, 0, "inflight", "--delay", "1", "--status", "503",
+		   "--status-count", "1", NULL);
+	p = new_pusher(r.port, NULL, each + each / 2, 0);
+	for (i = 0; i < 3; i++) {
+		struct push_profile pp;
+		char name[32];
+
+		snprintf(name, sizeof(name), "app{i=%d}", i);
+		make_profile(&pp, name, i, 1000, 0);
+		assert_int_equal(pusher__enqueue(p, &pp), 0);
+		pusher__stats(p, &st);
+		/* the one in flight still counts as queued, not its bytes */
+		assert_int_equal(st.queued_bytes, each);
+		assert_true(st.queue_bytes_max <= each + each / 2);
+		check_balance(&st);
+		/* A in flight (0 to 1 s) when B comes at 0.4 s, B (1 to 2 s) when C at 1.4 s */
+		sleep_ms(i == 0 ? 400 : 1000);
+	}
+	wait_stats(p, &st, 3, 15000);
+	fprintf(stderr, "in flight: sent %llu dropped_full %llu retried %llu\n",
+		(unsigned long long)st.sent, (unsigned long long)st.dropped_full,
+		(unsigned long long)st.retried);
+	/* A: doomed, failed: dropped; B: doomed, sent; C: sent */
+	assert_int_equal(st.dropped_full, 1);
+	assert_int_equal(st.sent, 2);
+	assert_int_equal(st.queued, 0);
+	check_balance(&st);
+	pusher__free(p, 0);
+	recv_stop(&r);
+}
+
 /* one profile alone over the bound */
 static void test_too_big(void **state)
 {
@@ -847,6 +892,7 @@ int main(void)
 		cmocka_unit_test(test_reject_401),
 		cmocka_unit_test(test_retry_503),
 		cmocka_unit_test(test_down_then_up),
+		cmocka_unit_test(test_bound_in_flight),
 		cmocka_unit_test(test_end_slow_server),
 		cmocka_unit_test(test_end_silent_server),
 	};

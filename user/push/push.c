@@ -287,6 +287,8 @@ static enum send_result send_one(struct pusher *p, CURL *c,
 	CURLcode rc;
 
 	*retry_after = -1;
+	/* the handle is kept for its connection, not its options */
+	curl_easy_reset(c);
 	ans = calloc(1, sizeof(*ans));
 	url = ingest_url(p, c, pp);
 	if (!ans || !url)
@@ -336,7 +338,6 @@ static enum send_result send_one(struct pusher *p, CURL *c,
 		hdrs = h;
 	}
 
-	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	/* root: http(s) only, never redirected elsewhere, no signals */
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");

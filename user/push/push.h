@@ -82,9 +82,10 @@ struct pusher;
  * ASGST_PUSH_TOKEN, ASGST_PUSH_TENANT), then from file (may be NULL):
  * KEY=VALUE lines of the same keys, '#' comments, blank lines; a value of
  * the file overrides the environment's, spaces around key and value are
- * trimmed and an empty value unsets it. The file must be a regular file
- * owned by root or the caller, writable by neither group nor other, and
- * readable by neither when it holds a password or token. A value with a
+ * trimmed (no quoting: the rest of the line is the value) and an empty
+ * value unsets it. The file must be a regular file owned by root or the
+ * caller, writable by neither group nor other, and readable by neither
+ * when it holds a password or token. A value with a
  * control character, or a user with ':', is refused. 0, or -errno with
  * one line in err (*a then holds nothing). Free with push_auth__free().
  */
