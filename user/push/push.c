@@ -212,7 +212,10 @@ static CURLcode perform_bounded(struct pusher *p, CURL *c)
 			now = clock__mono_ms();
 			wait = now >= d ? 0 : d - now < wait ? d - now : wait;
 		}
-		curl_multi_poll(p->multi, NULL, 0, (int)wait, NULL);
+		if (curl_multi_poll(p->multi, NULL, 0, (int)wait, NULL) != CURLM_OK) {
+			rc = CURLE_OUT_OF_MEMORY;
+			goto cleanup;
+		}
 	}
 	rc = CURLE_RECV_ERROR;	/* no message: should not happen */
 	while ((msg = curl_multi_info_read(p->multi, &left)))
