@@ -17,6 +17,7 @@ Options:
   --delay S         answer each request S seconds late
   --status CODE     answer requests with CODE (body read, nothing parsed)
   --status-count N  only the first N requests (then as usual); 0: all
+  --retry-after S   with a Retry-After: S header on those answers
   --count-file F    JSON {"seen": N, "by_status": {"200": N, ...}}, rewritten
                     after each request
   --basic USER:PASS, --bearer TOKEN, --tenant ID
@@ -143,7 +144,7 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *a):
         sys.stderr.write("receiver: %s\n" % (fmt % a))
 
-    def answer(self, code, text=""):
+    def answer(self, code, text="", headers=()):
         body = text.encode()
         try:
             if self.server.state.args.delay:
@@ -151,6 +152,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(code)
             self.send_header("Content-Type", "text/plain; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
+            for k, v in headers:
+                self.send_header(k, v)
             self.end_headers()
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
@@ -190,7 +193,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(413, "body too large or chunked")
         body = self.rfile.read(length)
         if a.status and (a.status_count == 0 or n <= a.status_count):
-            return self.answer(a.status, "status %d, as told" % a.status)
+            extra = [("Retry-After", a.retry_after)] if a.retry_after else []
+            return self.answer(a.status, "status %d, as told" % a.status, extra)
         url = urlsplit(self.path)
         if url.path != "/ingest":
             return self.answer(404, "not found")
@@ -273,6 +277,7 @@ def main():
     ap.add_argument("--delay", type=float, default=0)
     ap.add_argument("--status", type=int, default=0)
     ap.add_argument("--status-count", type=int, default=0)
+    ap.add_argument("--retry-after")
     ap.add_argument("--count-file")
     ap.add_argument("--basic")
     ap.add_argument("--bearer")

@@ -301,10 +301,11 @@ static void make_profile(struct push_profile *pp, const char *name, int i,
 	assert_non_null(pp->sample_type_config);
 }
 
-static struct pusher *new_pusher(int port, const struct push_auth *auth,
-				 size_t queue_bytes, unsigned timeout_ms)
+static struct pusher *new_pusher_at(int port, const char *prefix,
+				    const struct push_auth *auth,
+				    size_t queue_bytes, unsigned timeout_ms)
 {
-	char url[64], err[256] = "";
+	char url[128], err[256] = "";
 	struct push_opts o = {
 		.url = url,
 		.queue_bytes = queue_bytes,
@@ -313,7 +314,7 @@ static struct pusher *new_pusher(int port, const struct push_auth *auth,
 	struct pusher *p;
 
 	/* a trailing '/' on the base: /ingest still goes once */
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s/", port, prefix);
 	if (auth)
 		o.auth = *auth;
 	p = pusher__new(&o, err, sizeof(err));
@@ -321,6 +322,12 @@ static struct pusher *new_pusher(int port, const struct push_auth *auth,
 		fprintf(stderr, "pusher__new: %s\n", err);
 	assert_non_null(p);
 	return p;
+}
+
+static struct pusher *new_pusher(int port, const struct push_auth *auth,
+				 size_t queue_bytes, unsigned timeout_ms)
+{
+	return new_pusher_at(port, "", auth, queue_bytes, timeout_ms);
 }
 
 /* the stats once pred holds or after timeout_ms */
@@ -523,6 +530,43 @@ static void test_retry_503(void **state)
 	pusher__last_error(p, err, sizeof(err));
 	assert_non_null(strstr(err, "HTTP 503 from http://127.0.0.1:"));
 	assert_non_null(strstr(err, "/ingest: status 503, as told"));
+	pusher__free(p, 0);
+	recv_stop(&r);
+}
+
+/* 429 with a Retry-After: retried; 404 (a prefix the server lacks): rejected */
+static void test_retry_429_reject_404(void **state)
+{
+	struct receiver r = { 0 };
+	struct push_profile pp;
+	struct push_stats st;
+	struct pusher *p;
+	char err[PUSH_ERR_MAX], want[128];
+
+	(void)state;
+	recv_start(&r, 0, "r429", "--status", "429", "--status-count", "1",
+		   "--retry-after", "1", NULL);
+	p = new_pusher(r.port, NULL, 0, 0);
+	make_profile(&pp, "app", 1, 300, 1);
+	assert_int_equal(pusher__enqueue(p, &pp), 0);
+	wait_stats(p, &st, 1, 15000);
+	assert_int_equal(st.sent, 1);
+	assert_int_equal(st.retried, 1);
+	check_balance(&st);
+	pusher__free(p, 0);
+
+	/* the prefix goes before /ingest; the receiver has none: 404 */
+	p = new_pusher_at(r.port, "/pyro", NULL, 0, 0);
+	make_profile(&pp, "app", 2, 300, 1);
+	assert_int_equal(pusher__enqueue(p, &pp), 0);
+	wait_stats(p, &st, 1, 10000);
+	assert_int_equal(st.rejected, 1);
+	assert_int_equal(st.retried, 0);
+	check_balance(&st);
+	pusher__last_error(p, err, sizeof(err));
+	snprintf(want, sizeof(want), "HTTP 404 from http://127.0.0.1:%d/pyro/ingest: not found",
+		 r.port);
+	assert_string_equal(err, want);
 	pusher__free(p, 0);
 	recv_stop(&r);
 }
@@ -891,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_arrive_bearer),
 		cmocka_unit_test(test_reject_401),
 		cmocka_unit_test(test_retry_503),
+		cmocka_unit_test(test_retry_429_reject_404),
 		cmocka_unit_test(test_down_then_up),
 		cmocka_unit_test(test_bound_in_flight),
 		cmocka_unit_test(test_end_slow_server),
