@@ -133,9 +133,10 @@ static uint64_t backoff_next(struct pusher *p, long retry_after_s)
 	uint64_t wait = b / 2 + rng_next(p) % (b / 2 + 1);
 
 	p->backoff_ms = b >= BACKOFF_MAX_MS / 2 ? BACKOFF_MAX_MS : b * 2;
+	/* the server's word, within our cap (and no overflow of a huge one) */
 	if (retry_after_s > 0)
-		wait = (uint64_t)retry_after_s * 1000u > BACKOFF_MAX_MS ?
-		       BACKOFF_MAX_MS : (uint64_t)retry_after_s * 1000u;
+		wait = retry_after_s >= BACKOFF_MAX_MS / 1000 ? BACKOFF_MAX_MS :
+		       (uint64_t)retry_after_s * 1000u;
 	return wait;
 }
 
