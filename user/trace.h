@@ -117,6 +117,10 @@ struct trace {
 	 * cgroup path (profile/container.h); NULL when it names none */
 	const char *container_id;
 	const char *pod_uid;
+	/* what a fleet's store calls the process (profile/service.h) and
+	 * its executable's name; NULL when not known (a replay) */
+	const char *service;
+	const char *process;
 	/* alloc: the allocated class, lock: the monitor's (dotted, as the
 	 * FRAME_CLASS leaf names it); NULL for cpu and off-CPU */
 	const char *ev_class;

@@ -196,6 +196,14 @@ int write_json(const struct profile *p, FILE *f)
 			fputs(",\"pod_uid\":", f);
 			json_str(f, t->pod_uid);
 		}
+		if (t->service) {
+			fputs(",\"service\":", f);
+			json_str(f, t->service);
+		}
+		if (t->process) {
+			fputs(",\"process\":", f);
+			json_str(f, t->process);
+		}
 		fprintf(f, ",\"count\":%" PRIu64 ",\"kind\":", ps->count);
 		json_str(f, trace_kind__name(t->kind));
 		fputs(",\"error\":", f);

@@ -343,7 +343,8 @@ static bool intern_trace(struct pipeline *pl, struct trace *t)
 	if (!intern_str(pl, &t->comm) || !intern_str(pl, &t->thread) ||
 	    !intern_str(pl, &t->error_name) ||
 	    !intern_str(pl, &t->container_id) || !intern_str(pl, &t->pod_uid) ||
-	    !intern_str(pl, &t->ev_class))
+	    !intern_str(pl, &t->ev_class) || !intern_str(pl, &t->service) ||
+	    !intern_str(pl, &t->process))
 		return false;
 	for (uint32_t i = 0; i < t->nframes; i++) {
 		struct frame *f = &t->frames[i];
@@ -444,6 +445,8 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	t.comm = ps->comm;
 	t.container_id = ps->container_id;
 	t.pod_uid = ps->pod_uid;
+	t.service = ps->service;
+	t.process = ps->process;
 	if (cm && (th = codemap__thread(cm, s.hdr->ns_tid,
 					    s.hdr->ktime_ns)) && th->name)
 		t.thread = th->name;

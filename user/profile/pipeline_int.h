@@ -36,6 +36,10 @@ struct proc_state {
 	 * not the container record --container asked for, left undecoded */
 	const char *container_id;
 	const char *pod_uid;
+	/* profile/service.h, interned: what a fleet's store calls it, and
+	 * its executable's name; NULL: not looked up (a replay) */
+	const char *service;
+	const char *process;
 	bool foreign;
 	struct codemap *cm;
 	struct sink_tap *tap;		/* with a sink only */
@@ -65,6 +69,13 @@ struct pipeline {
 	size_t procs_cap;
 	size_t procs_n;
 	size_t attaching;		/* procs with attach_child > 0 */
+	/* the containers' names last looked up (service.h): a container's
+	 * processes ask for the same one, and its runtime's file is big */
+	struct {
+		const char *id;		/* interned; NULL: empty slot */
+		const char *name;	/* interned; NULL: none */
+	} svc_cache[16];
+	unsigned svc_next;
 	uint64_t attach_deferred_ns;	/* an attach last put off */
 	struct queue queue;		/* waiting to be decoded */
 	struct offcpu offcpu;		/* waiting for their END */

@@ -24,6 +24,7 @@
 #include "profile/filter.h"
 #include "profile/jvm_events.h"
 #include "profile/pipeline_int.h"
+#include "profile/service.h"
 #include "symbols/maps.h"
 #include "symbols/symbolize.h"
 #include "util/strtab.h"
@@ -118,6 +119,52 @@ static void proc_read_container(struct pipeline *pl, struct proc_state *ps)
 		    o != pl->opts.filter->container_owner)
 			ps->foreign = true;
 	}
+}
+
+/* the name ps's container's runtime gave it, else its short id */
+static const char *container_service(struct pipeline *pl,
+				     const struct proc_state *ps)
+{
+	char name[SERVICE_NAME_MAX + 1];
+	const char *s;
+	unsigned i;
+
+	for (i = 0; i < 16; i++)
+		if (pl->svc_cache[i].id == ps->container_id)
+			return pl->svc_cache[i].name;
+	if (service__container_name(ps->container_id, name, sizeof(name)))
+		snprintf(name, sizeof(name), "%.12s", ps->container_id);
+	s = strtab__intern(pl->st, name);
+	i = pl->svc_next++ % 16;
+	pl->svc_cache[i].id = ps->container_id;
+	pl->svc_cache[i].name = s;
+	return s;
+}
+
+/*
+ * What a fleet's store calls the process (service.h): its container's
+ * name, else a JVM's main class, else its executable's; and the
+ * executable's name. Looked up when the process is first seen and again
+ * when it turns out to be a JVM.
+ */
+static void proc_name_service(struct pipeline *pl, struct proc_state *ps)
+{
+	char name[SERVICE_NAME_MAX + 1];
+
+	if (!ps->process) {
+		if (service__exe_name(ps->pid, name, sizeof(name)))
+			snprintf(name, sizeof(name), "%s",
+				 ps->comm ? ps->comm : "");
+		service__sanitize(name);
+		ps->process = strtab__intern(pl->st, name);
+	}
+	if (ps->container_id)
+		ps->service = container_service(pl, ps);
+	else if (ps->is_jvm &&
+		 !service__jvm_main_pid(ps->pid, name, sizeof(name)))
+		ps->service = strtab__intern(pl->st, name);
+	else
+		ps->service = ps->process;
 }
 
 /* a sink keeps each code map's bytes as the reader consumed them */
@@ -311,6 +358,10 @@ static void proc_became_jvm(struct pipeline *pl, struct proc_state *ps,
 	ps->is_jvm = true;
 	ps->jvm_from_seq = seq;
 	pl->stats.jvms++;
+	if (!pl->opts.offline) {
+		ps->process = NULL;	/* an exec'd java was something else */
+		proc_name_service(pl, ps);
+	}
 	if (pl->cap)
 		capture__set_window(pl->cap, ps->pid, true);
 	proc_try_codemap(pl, ps, clock__mono_ns());
@@ -360,6 +411,7 @@ struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 	proc_read_container(pl, ps);
 	if (ps->foreign)
 		return ps;
+	proc_name_service(pl, ps);
 	/* the sample that brought us here is the next to be queued */
 	if (symbolizer__is_jvm(pl->sz, pid))
 		proc_became_jvm(pl, ps, pl->decode_seq + pl->queue.n);

@@ -232,6 +232,7 @@ static struct stack_hash trace_hash(const struct trace *t)
 		(uint64_t)t->flags << 32 | (uint32_t)t->jvmti_state,
 		PTR(t->error_name) ^ (PTR(t->container_id) << 1) ^
 		(PTR(t->pod_uid) << 2) ^ (PTR(t->ev_class) << 3) ^
+		(PTR(t->service) << 4) ^ (PTR(t->process) << 5) ^
 		(uint64_t)t->nframes << 48,
 	};
 	struct stack_hash h = { 0, 0x243f6a8885a308d3ull };
@@ -407,7 +408,8 @@ int profile__add_values(struct profile *p, const struct trace *t,
 	if (!intern(p, &key.comm) || !intern(p, &key.thread) ||
 	    !intern(p, &key.error_name) ||
 	    !intern(p, &key.container_id) ||
-	    !intern(p, &key.pod_uid) || !intern(p, &key.ev_class))
+	    !intern(p, &key.pod_uid) || !intern(p, &key.ev_class) ||
+	    !intern(p, &key.service) || !intern(p, &key.process))
 		goto cleanup;
 	for (uint32_t i = 0; i < key.nframes; i++) {
 		struct frame *f = &frames[i];
