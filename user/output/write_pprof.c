@@ -181,6 +181,8 @@ struct pp {
 	bool offcpu;		/* off-CPU time is a value of its own */
 	bool alloc;		/* alloc_objects, alloc_space */
 	bool lock;		/* contentions, delay */
+	/* write_pprof_select(): its stacks, one event, no labels */
+	const struct pprof_select *sel;
 	uint32_t *locids;	/* scratch: location ids of a stack */
 	struct pb sample;	/* scratch: a Sample message */
 	struct pb ids, vals;	/* scratch: its location ids, its values */
@@ -621,6 +623,45 @@ static void pp_header(struct pp *pp)
 	pb_uint(&pp->out, PROFILE_COMMENT, pp_str(pp, c));
 }
 
+/*
+ * write_pprof_select(): one event's value types, named as Pyroscope's
+ * ingest maps them to its profile types (recorder/push.c sends the
+ * mapping): cpu samples and ns, off-CPU and lock contentions and delay,
+ * alloc_objects and alloc_space
+ */
+static void pp_header_select(struct pp *pp)
+{
+	const struct profile_meta *meta = profile__meta_const(pp->p);
+	const char *def;
+
+	switch (pp->sel->event) {
+	case TRACE_EV_CPU:
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "samples", "count");
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+		pp_value_type(pp, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+		pb_uint(&pp->out, PROFILE_PERIOD, pp->period);
+		def = "cpu";
+		break;
+	case TRACE_EV_ALLOC:
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "alloc_objects",
+			      "count");
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes");
+		pp_value_type(pp, PROFILE_PERIOD_TYPE, "space", "bytes");
+		pb_uint(&pp->out, PROFILE_PERIOD, meta->alloc_interval);
+		def = "alloc_space";
+		break;
+	default:	/* off-CPU, lock */
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "contentions", "count");
+		pp_value_type(pp, PROFILE_SAMPLE_TYPE, "delay", "nanoseconds");
+		pp_value_type(pp, PROFILE_PERIOD_TYPE, "contentions", "count");
+		pb_uint(&pp->out, PROFILE_PERIOD, 1);
+		def = "delay";
+		break;
+	}
+	pb_uint(&pp->out, PROFILE_DURATION_NANOS, meta->duration_ns);
+	pb_uint(&pp->out, PROFILE_DEFAULT_SAMPLE_TYPE, pp_str(pp, def));
+}
+
 /* the stack's locations, leaf first, into pp->locids; how many */
 static uint32_t pp_stack_locations(struct pp *pp, const struct trace *t)
 {
@@ -657,6 +698,16 @@ static void pp_sample_values(struct pp *pp, const struct profile_stack *ps)
 	struct pb *vals = &pp->vals;
 	uint8_t ev = ps->trace.event;
 	bool time = ev == TRACE_EV_CPU || ev == TRACE_EV_OFFCPU;
+
+	if (pp->sel) {
+		/* the stack is of the selected event */
+		pb_varint(vals, ev == TRACE_EV_ALLOC ? ps->alloc_objects :
+			  ps->count);
+		pb_varint(vals, ev == TRACE_EV_CPU ? ps->count * pp->period :
+			  ev == TRACE_EV_ALLOC ? ps->alloc_bytes :
+			  ps->weight_ns);
+		return;
+	}
 
 	if (pp->time) {
 		pb_varint(vals, time ? ps->count : 0);
@@ -721,7 +772,8 @@ static void pp_sample(struct pp *pp, const struct profile_stack *ps)
 	pp_sample_values(pp, ps);
 	pb_bytes(&pp->sample, SAMPLE_VALUE, pp->vals.buf, pp->vals.len);
 	pp->ids.len = pp->vals.len = 0;
-	pp_sample_labels(pp, &ps->trace);
+	if (!pp->sel)
+		pp_sample_labels(pp, &ps->trace);
 	pb_msg(&pp->out, PROFILE_SAMPLE, &pp->sample);
 	if (pp->ids.oom || pp->vals.oom)
 		pp->oom = true;
@@ -757,16 +809,24 @@ static bool pp_oom(const struct pp *pp)
 	       pp->sample.oom;
 }
 
-int write_pprof(const struct profile *p, FILE *f)
+static int pprof_write(const struct profile *p, FILE *f,
+		       const struct pprof_select *sel)
 {
 	struct pp pp;
 	int err = -ENOMEM;
 
 	if (pp__init(&pp, p))
 		goto cleanup;
-	pp_header(&pp);
-	for (size_t i = 0; i < profile__nstacks(p) && !pp.oom; i++)
-		pp_sample(&pp, profile__stack(p, i));
+	pp.sel = sel;
+	if (sel) {
+		pp_header_select(&pp);
+		for (size_t i = 0; i < sel->n && !pp.oom; i++)
+			pp_sample(&pp, profile__stack(p, sel->idx[i]));
+	} else {
+		pp_header(&pp);
+		for (size_t i = 0; i < profile__nstacks(p) && !pp.oom; i++)
+			pp_sample(&pp, profile__stack(p, i));
+	}
 	/* after the samples: their locations name the mappings */
 	pp_mappings(&pp);
 	pp_string_table(&pp);
@@ -779,4 +839,15 @@ int write_pprof(const struct profile *p, FILE *f)
 cleanup:
 	pp__free(&pp);
 	return err;
+}
+
+int write_pprof(const struct profile *p, FILE *f)
+{
+	return pprof_write(p, f, NULL);
+}
+
+int write_pprof_select(const struct profile *p, FILE *f,
+		       const struct pprof_select *sel)
+{
+	return pprof_write(p, f, sel);
 }

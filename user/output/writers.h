@@ -3,6 +3,7 @@
 #ifndef ASGST_WRITERS_H
 #define ASGST_WRITERS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* the writers escape strings the JSON way (json, html, pprof's UTF-8) */
@@ -36,6 +37,21 @@ int write_collapsed(const struct profile *p, FILE *f);
 int write_collapsed_family(const struct profile *p, FILE *f, unsigned family);
 int write_json(const struct profile *p, FILE *f);
 int write_pprof(const struct profile *p, FILE *f);
+/*
+ * Some stacks of one event, as record --push sends them: sel->idx's
+ * stacks (profile__stack() indices, all of sel->event), no sample labels
+ * (a series' labels say whose they are), the value types of that event
+ * only: cpu: samples/count, cpu/nanoseconds; off-CPU and lock:
+ * contentions/count, delay/nanoseconds; alloc: alloc_objects/count,
+ * alloc_space/bytes. 0 or -errno.
+ */
+struct pprof_select {
+	const uint32_t *idx;
+	size_t n;
+	uint8_t event;		/* enum trace_event */
+};
+int write_pprof_select(const struct profile *p, FILE *f,
+		       const struct pprof_select *sel);
 int write_html(const struct profile *p, FILE *f);
 int write_top(const struct profile *p, FILE *f);	/* write_top.c */
 /* report --pinned: pinned off-CPU time by pinning frame (write_pinned.c) */
