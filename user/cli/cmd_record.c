@@ -24,6 +24,7 @@
 
 #define MAX_FREQ	100000
 #define MAX_OUTPUTS	RECORDER_MAX_OUTPUTS
+#define MAX_LABELS	32
 #define MAX_SWITCH_S	(366ull * 24 * 3600)
 
 static volatile sig_atomic_t stop_requested;
@@ -54,6 +55,14 @@ struct record_args {
 	uint32_t switch_max;	/* --switch-max-files; 0: keep them all */
 	struct filter filter;
 	char **cmd;		/* -- COMMAND */
+	/* --push URL, --label (repeatable), --push-auth, --push-queue,
+	 * --push-timeout */
+	const char *push_url;
+	const char *labels[MAX_LABELS];
+	size_t nlabels;
+	const char *push_auth;
+	uint64_t push_queue;
+	uint32_t push_timeout_s;
 };
 
 static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
@@ -75,6 +84,30 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
 	if (*end || v < min || v > max)
 		return -ERANGE;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* N, Nk, Nm or Ng (powers of 1024) */
+static int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end || v > (UINT64_MAX >> 30))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -238,6 +271,51 @@ static int opt_output(const struct cli_call *c, const char *arg)
 	return CLI_OK;
 }
 
+static int opt_label(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+	char err[256];
+
+	if (a->nlabels == MAX_LABELS)
+		return options__error(c->cmd, "--label: at most %d labels",
+				      MAX_LABELS);
+	if (recorder__check_label(arg, err, sizeof(err)))
+		return options__error(c->cmd, "%s", err);
+	a->labels[a->nlabels++] = arg;
+	return CLI_OK;
+}
+
+static int opt_push(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+	char err[256];
+
+	if (push_url__check(arg, err, sizeof(err)))
+		return options__error(c->cmd, "%s", err);
+	a->push_url = arg;
+	return CLI_OK;
+}
+
+static int opt_push_queue(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+	uint64_t v;
+
+	if (parse_size(arg, &v) || v < (4u << 10) || v > (4ull << 30))
+		return options__error(c->cmd, "--push-queue: '%s' is not a "
+				      "size from 4k to 4g", arg);
+	a->push_queue = v;
+	return CLI_OK;
+}
+
+static int opt_push_timeout(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+
+	return set_u32(c, arg, 1, 600, false, &a->push_timeout_s,
+		       "--push-timeout", "a number of seconds from 1 to 600");
+}
+
 static int opt_window(const struct cli_call *c, const char *arg)
 {
 	struct record_args *a = c->args;
@@ -371,6 +449,32 @@ static const struct cli_option record_opts[] = {
 		"with --switch-output: keep only the newest N\n"
 		"files of each output (older ones of this\n"
 		"recording are deleted)", opt_switch_max),
+	CLI_OPT("push", 0, "URL",
+		"send each period's profiles to Grafana Pyroscope\n"
+		"(or Alloy's pyroscope.receive_http) at URL, one\n"
+		"per service and event, labelled by host,\n"
+		"container, pod and process; periods of 15s\n"
+		"unless --switch-output says; -o is optional.\n"
+		"Credentials from the environment or --push-auth:\n"
+		"ASGST_PUSH_USER and ASGST_PUSH_PASSWORD (basic),\n"
+		"ASGST_PUSH_TOKEN (bearer), ASGST_PUSH_TENANT\n"
+		"(X-Scope-OrgID)", opt_push),
+	CLI_OPT("label", 0, "KEY=VALUE",
+		"--push: a label on every profile (env=prod);\n"
+		"repeatable", opt_label),
+	CLI_STRING("push-auth", 0, "FILE",
+		   "--push: credentials as KEY=VALUE lines (the\n"
+		   "variables above); not readable by group or others",
+		   struct record_args, push_auth),
+	CLI_OPT("push-queue", 0, "SIZE",
+		"--push: unsent profiles kept up to SIZE bytes\n"
+		"(default 64m) while the server is down or slow;\n"
+		"past it the oldest are dropped and counted",
+		opt_push_queue),
+	CLI_OPT("push-timeout", 0, "SECONDS",
+		"--push: one request's time limit, and how long\n"
+		"the end waits for the queue (default 10)",
+		opt_push_timeout),
 	CLI_OPT("unwind", 0, "MODE",
 		"how native frames are walked: cfi (default):\n"
 		"by the binaries' call-frame information\n"
@@ -446,11 +550,26 @@ static int check_switch(const struct record_args *a)
 	return CLI_OK;
 }
 
+/* --push goes in periods; its options without it are a mistake */
+static int check_push(struct record_args *a)
+{
+	if (!a->push_url && (a->nlabels || a->push_auth || a->push_queue ||
+			     a->push_timeout_s))
+		return options__error(&record_cmd, "--label, --push-auth, "
+				      "--push-queue and --push-timeout go "
+				      "with --push URL");
+	if (a->push_url && !a->switch_ns)
+		a->switch_ns = 15 * 1000000000ull;
+	return check_switch(a);
+}
+
 /* each output's format: -f, else its extension; stdout's by who reads it */
 static int resolve_formats(struct record_args *a)
 {
 	const char *fmt = a->format;
 
+	if (!a->nout && a->push_url)
+		return check_push(a);
 	if (!a->nout) {
 		/* stdout: a person at a terminal gets a summary, a pipe data */
 		a->outputs[0] = NULL;
@@ -484,7 +603,7 @@ static int resolve_formats(struct record_args *a)
 		return options__error(&record_cmd, "-f goes with a single -o; "
 				      "with several, each output's extension "
 				      "gives its format");
-	return check_switch(a);
+	return check_switch(a) ?: check_push(a);
 }
 
 /* CLI_OK, CLI_HELP (said) or CLI_BAD (said) */
@@ -539,6 +658,12 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 	o->duration_s = a->duration;
 	o->switch_ns = a->switch_ns;
 	o->switch_max = a->switch_max;
+	o->push_url = a->push_url;
+	o->push_labels = a->labels;
+	o->npush_labels = a->nlabels;
+	o->push_auth_file = a->push_auth;
+	o->push_queue_bytes = a->push_queue;
+	o->push_timeout_ms = a->push_timeout_s * 1000u;
 	o->filter = &a->filter;
 	o->no_attach = a->no_attach;
 	o->quiet = a->quiet;
@@ -568,6 +693,26 @@ static void say_siblings(const char *path, unsigned fams)
 	}
 	if (said)
 		fputc(')', stderr);
+}
+
+/* --push: what was sent, retried and dropped; they add up to what was
+ * queued */
+static void say_push(const struct recorder_stats *rs, const char *url)
+{
+	const struct push_stats *p = &rs->push;
+
+	fprintf(stderr, "asgst-bpf: push: %llu profiles queued, %llu sent "
+		"(%llu KiB), %llu retries, %llu dropped with the queue full, "
+		"%llu unsent at the end, %llu rejected by %s\n",
+		(unsigned long long)p->enqueued, (unsigned long long)p->sent,
+		(unsigned long long)(p->bytes_sent >> 10),
+		(unsigned long long)p->retried,
+		(unsigned long long)p->dropped_full,
+		(unsigned long long)p->dropped_end,
+		(unsigned long long)p->rejected, url);
+	if (rs->push_error[0] && p->sent < p->enqueued)
+		fprintf(stderr, "asgst-bpf: push: last failure: %s\n",
+			rs->push_error);
 }
 
 /* the closing lines on stderr */
@@ -603,7 +748,8 @@ static void summary(struct recorder *rec, const struct record_args *a)
 		(unsigned long long)rs.pl.processes,
 		(unsigned long long)rs.pl.jvms);
 	if (a->switch_ns)
-		fprintf(stderr, " %u periods of", rs.periods + 1);
+		fprintf(stderr, " %u periods%s", rs.periods + 1,
+			a->nout ? " of" : "");
 	for (size_t i = 0; i < a->nout; i++) {
 		fprintf(stderr, " %s", a->outputs[i] ? a->outputs[i] :
 			"stdout");
@@ -612,7 +758,12 @@ static void summary(struct recorder *rec, const struct record_args *a)
 			say_siblings(a->outputs[i],
 				     ev_families(recorder__profile(rec)));
 	}
+	if (a->push_url)
+		fprintf(stderr, "%s pushed to %s", a->nout ? "," : "",
+			a->push_url);
 	fputc('\n', stderr);
+	if (rs.pushing)
+		say_push(&rs, a->push_url);
 	if (a->stats)
 		recorder__print_stats(rec);
 }

@@ -101,6 +101,7 @@ void recorder_period_switch(struct recorder *r, uint64_t now)
 	recorder_period_meta(r, now);
 	if (recorder_outputs_write(r))
 		r->period_failed = true;
+	recorder_push_period(r, r->began, time(NULL));
 	r->periods++;
 	r->stacks_before += profile__nstacks(r->prof);
 	profile__reset(r->prof);

@@ -207,8 +207,8 @@ int recorder__open(struct recorder **out, const struct recorder_opts *o)
 	*out = r;
 	if (!r)
 		return 1;
-	return open_outputs(r) ?: open_capture(r) ?: open_live(r) ?:
-	       start(r);
+	return recorder_push_open(r) ?: open_outputs(r) ?: open_capture(r) ?:
+	       open_live(r) ?: start(r);
 }
 
 int recorder__open_replay(struct recorder **out,
@@ -295,11 +295,18 @@ static void finish_live(struct recorder *r)
 
 int recorder__finish(struct recorder *r)
 {
+	int rc;
+
 	if (!r->o.replay)
 		finish_live(r);
 	else if (recorder_outputs_open(r))
 		return 1;	/* a replay opens its outputs once decoded */
-	return recorder_outputs_write(r);
+	rc = recorder_outputs_write(r);
+	if (r->push) {
+		recorder_push_period(r, r->began, time(NULL));
+		recorder_push_drain(r);
+	}
+	return rc;
 }
 
 void recorder__close(struct recorder *r)
@@ -307,6 +314,7 @@ void recorder__close(struct recorder *r)
 	if (!r)
 		return;
 	recorder_targets_close(r);
+	recorder_push_close(r);
 	recorder_outputs_close(r);
 	pipeline__free(r->pl);
 	jvm_events__free(r->jev);
@@ -333,6 +341,8 @@ void recorder__stats(const struct recorder *r, struct recorder_stats *out)
 	out->events = r->co.events;
 	out->period_failed = r->period_failed;
 	jvm_events__stats(r->jev, &out->jev);
+	out->pushing = recorder_push_stats(r, &out->push, out->push_error,
+					   sizeof(out->push_error));
 }
 
 struct profile *recorder__profile(struct recorder *r)

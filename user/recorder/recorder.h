@@ -41,6 +41,7 @@
 #include "output/writers.h"
 #include "profile/jvm_events.h"
 #include "profile/pipeline.h"
+#include "push/push.h"
 
 #define RECORDER_MAX_OUTPUTS	8
 
@@ -105,6 +106,17 @@ struct recorder_opts {
 	uint64_t switch_ns;	/* a period a set of files; 0: one set */
 	uint32_t switch_max;	/* files kept per output; 0: all */
 
+	/* --push URL: each period's profiles sent to Pyroscope (NULL:
+	 * none); --label KEY=VALUE on each; credentials from the
+	 * environment and push_auth_file; the queue's bound (0: 64 MiB)
+	 * and a request's time limit (0: 10 s) */
+	const char *push_url;
+	const char *const *push_labels;
+	size_t npush_labels;
+	const char *push_auth_file;
+	size_t push_queue_bytes;
+	unsigned push_timeout_ms;
+
 	/* the stacks kept (NULL: all); --container resolves into it */
 	struct filter *filter;
 	bool no_attach;		/* never inject the agent */
@@ -142,6 +154,9 @@ struct recorder_stats {
 	uint32_t events;	/* ASGST_EVMASK_* recorded */
 	bool period_failed;	/* a period's output failed */
 	struct jvm_events_stats jev;	/* -e alloc/lock: JVMs asked */
+	bool pushing;			/* --push: push's figures */
+	struct push_stats push;
+	char push_error[256];		/* its last failure; "" none */
 };
 
 struct recorder;
@@ -164,6 +179,8 @@ int recorder__finish(struct recorder *r);
 void recorder__close(struct recorder *r);
 
 void recorder__stats(const struct recorder *r, struct recorder_stats *out);
+/* --label KEY=VALUE as --push sends it: 0, or -EINVAL with one line */
+int recorder__check_label(const char *kv, char *err, size_t errlen);
 /* --stats: what the recording cost, on stderr */
 void recorder__print_stats(struct recorder *r);
 /* the profile (the last period's), once finished */

@@ -72,6 +72,7 @@ struct recorder {
 	size_t stacks_before;	/* their stacks */
 	bool period_failed;	/* a period's output failed: exit 1 */
 	struct replay *rp;	/* a replay's rebuilt code maps */
+	struct recorder_push *push;	/* --push */
 };
 
 /* "asgst-bpf record: ..." (or report) on stderr */
@@ -97,6 +98,15 @@ void recorder_outputs_close(struct recorder *r);
 int recorder_periods_open(struct recorder *r);
 void recorder_period_meta(struct recorder *r, uint64_t end_ns);
 void recorder_period_switch(struct recorder *r, uint64_t now);
+
+/* push.c: --push; open checks the URL and credentials before anything
+ * is recorded; period sends the profile of [from, until) (wall clock) */
+int recorder_push_open(struct recorder *r);
+void recorder_push_period(struct recorder *r, time_t from, time_t until);
+void recorder_push_drain(struct recorder *r);
+bool recorder_push_stats(const struct recorder *r, struct push_stats *st,
+			 char *err, size_t errlen);
+void recorder_push_close(struct recorder *r);
 
 /* replay.c */
 int recorder_replay_run(struct recorder *r);

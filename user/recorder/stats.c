@@ -37,6 +37,15 @@ void recorder_status_line(struct recorder *r, uint64_t now)
 		(unsigned long long)ps.processes, (unsigned long long)ps.jvms,
 		(unsigned long long)ps.jvms_decoded,
 		(unsigned long long)ps.attached);
+	if (r->push) {
+		struct push_stats pst;
+
+		recorder_push_stats(r, &pst, NULL, 0);
+		fprintf(stderr, "  pushed %llu, queued %zu KiB, dropped %llu",
+			(unsigned long long)pst.sent, pst.queued_bytes >> 10,
+			(unsigned long long)(pst.dropped_full +
+					     pst.dropped_end));
+	}
 }
 
 static uint64_t tv_ns(const struct timeval *tv)
@@ -202,6 +211,27 @@ static void print_unwind_stats(const struct recorder *r)
 		(unsigned long long)ms.evicted, ss.maps_fallback);
 }
 
+/* --push: the queue's figures; enqueued = sent + dropped_full +
+ * dropped_end + rejected + queued */
+static void print_push_stats(struct recorder *r)
+{
+	struct push_stats p;
+
+	if (!recorder_push_stats(r, &p, NULL, 0))
+		return;
+	fprintf(stderr, "stats: push_enqueued=%llu push_sent=%llu "
+		"push_bytes_sent=%llu push_retried=%llu push_dropped_full=%llu "
+		"push_dropped_end=%llu push_rejected=%llu push_queued=%zu "
+		"push_queued_bytes=%zu push_queue_bytes_max=%zu\n",
+		(unsigned long long)p.enqueued, (unsigned long long)p.sent,
+		(unsigned long long)p.bytes_sent,
+		(unsigned long long)p.retried,
+		(unsigned long long)p.dropped_full,
+		(unsigned long long)p.dropped_end,
+		(unsigned long long)p.rejected, p.queued, p.queued_bytes,
+		p.queue_bytes_max);
+}
+
 void recorder__print_stats(struct recorder *r)
 {
 	struct pipeline_stats ps;
@@ -209,4 +239,5 @@ void recorder__print_stats(struct recorder *r)
 	pipeline__stats(r->pl, &ps);
 	print_stats(r, &ps);
 	print_unwind_stats(r);
+	print_push_stats(r);
 }
