@@ -4,7 +4,8 @@
 # binary, not enabled) and /etc/default/asgst-bpf (0600, kept by a second
 # install once edited). The unit passes systemd-analyze verify without a
 # word, and its ExecStart, with the default file's example expanded as
-# systemd expands it, gets through record's option parser.
+# systemd expands it, gets through record's option parser. docs/fleet.md
+# shows the DaemonSet of dist/kubernetes/daemonset.yaml.
 . "$(dirname "$0")/lib.sh"
 [ -x "$ASGST" ] || fail "no $ASGST (make BUILD=... all first)"
 
@@ -90,6 +91,23 @@ else
 	# Debian's systemd package has it; not installed for a test
 	echo "INFO: SKIP systemd-analyze verify: systemd-analyze not installed (Debian package systemd)"
 	[ "${CI:-}" = "true" ] && fail "systemd-analyze needed under CI=true"
+fi
+
+# the DaemonSet shown in docs/fleet.md is dist/kubernetes/daemonset.yaml's
+# (comments and layout aside)
+if python3 -c 'import yaml' 2> /dev/null; then
+	python3 - "$TOP" <<'PY' || fail "docs/fleet.md's DaemonSet differs from dist/kubernetes/daemonset.yaml"
+import re, sys, yaml
+top = sys.argv[1]
+blocks = re.findall(r"```yaml\n(.*?)```", open(top + "/docs/fleet.md").read(), re.S)
+ds = [d for d in yaml.safe_load_all(open(top + "/dist/kubernetes/daemonset.yaml"))
+      if d and d.get("kind") == "DaemonSet"]
+sys.exit(0 if len(blocks) == 1 and len(ds) == 1 and
+         yaml.safe_load(blocks[0]) == ds[0] else 1)
+PY
+	echo "INFO: docs/fleet.md's DaemonSet is dist/kubernetes/daemonset.yaml's"
+else
+	echo "INFO: SKIP DaemonSet check: no python3 yaml module (Debian package python3-yaml)"
 fi
 
 # ExecStart through record's option parser. systemd expands ${VAR} to one
