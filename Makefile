@@ -6,13 +6,19 @@
 #   make test      deps + build + unit, fuzz and integration tests
 #   make demo      deps + build + profile the bundled demo
 #   make bench     deps + build + benchmarks (figures as ratios)
-#   make install   PREFIX=/usr/local DESTDIR=
+#   make install   PREFIX=/usr/local DESTDIR= (also the systemd unit, disabled)
+#   make uninstall
 #   make clean
 # V=1 prints the commands.
 
 BUILD		?= build
 PREFIX		?= /usr/local
 DESTDIR		?=
+# systemd looks for units in /usr/local/lib/systemd/system as well as in
+# the distribution's /usr/lib/systemd/system: $(PREFIX)/lib/systemd/system
+# is found for PREFIX=/usr/local and /usr. Another PREFIX needs
+# SYSTEMD_UNIT_DIR=/etc/systemd/system.
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 CC		?= cc
 CLANG		?= clang
 BPFTOOL		?= bpftool
@@ -108,7 +114,7 @@ FIXTURES	:=
 # a recipe that fails leaves no half-written target behind
 .DELETE_ON_ERROR:
 
-.PHONY: all deps test demo bench install clean tests-build workloads fuzz
+.PHONY: all deps test demo bench install uninstall clean tests-build workloads fuzz
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/asgst-bpf $(BUILD)/libasgst-agent.so
@@ -144,14 +150,44 @@ soak: deps
 	$(Q)SOAK_SECONDS=$${SOAK_SECONDS:-600} BUILD=$(BUILD) \
 		sh tests/integration/soak_record_churn.sh
 
+# The unit is written from its template with the binary's installed path.
+# /etc/default/asgst-bpf is the unit's configuration, with credentials:
+# installed 0600 only when absent (an admin's file is never replaced). The
+# service is not enabled or started.
+UNIT_SRC	:= dist/systemd/asgst-bpf.service
+DEFAULT_SRC	:= dist/default/asgst-bpf
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/asgst-bpf \
-		$(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(SYSTEMD_UNIT_DIR) $(DESTDIR)/etc/default
 	install -m 0755 $(BUILD)/asgst-bpf $(DESTDIR)$(PREFIX)/bin/asgst-bpf
 	install -m 0755 $(BUILD)/libasgst-agent.so \
 		$(DESTDIR)$(PREFIX)/lib/asgst-bpf/libasgst-agent.so
 	if [ -f docs/asgst-bpf.1 ]; then install -m 0644 docs/asgst-bpf.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man1/asgst-bpf.1; fi
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' $(UNIT_SRC) > $(BUILD)/asgst-bpf.service
+	install -m 0644 $(BUILD)/asgst-bpf.service \
+		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/asgst-bpf.service
+	@f=$(DESTDIR)/etc/default/asgst-bpf; \
+	if [ -e "$$f" ] || [ -L "$$f" ]; then \
+		echo "keeping $$f (not replaced)"; \
+		if [ -n "$$(find "$$f" -prune -perm /077)" ]; then \
+			echo "warning: $$f is open to group or others: chmod 600 it (it holds the push credentials)"; \
+		fi; \
+	else \
+		echo "install -m 0600 $(DEFAULT_SRC) $$f"; \
+		install -m 0600 $(DEFAULT_SRC) "$$f"; \
+	fi
+	@echo "asgst-bpf.service is installed, not enabled: set ASGST_PUSH_URL in /etc/default/asgst-bpf, then systemctl enable --now asgst-bpf"
+
+# /etc/default/asgst-bpf stays (the admin's configuration)
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/asgst-bpf \
+		$(DESTDIR)$(PREFIX)/lib/asgst-bpf/libasgst-agent.so \
+		$(DESTDIR)$(PREFIX)/share/man/man1/asgst-bpf.1 \
+		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/asgst-bpf.service
+	-rmdir $(DESTDIR)$(PREFIX)/lib/asgst-bpf
+	@echo "kept /etc/default/asgst-bpf; stop the service first if it runs (systemctl disable --now asgst-bpf)"
 
 clean:
 	rm -rf $(BUILD)
