@@ -98,7 +98,7 @@ kill $RPID
 # a port nothing listens on, then the receiver on it; a queue of 12 KiB
 # holds a few periods of the host loop's profiles
 RPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$ASGST" record -q -p "$HNC" -F 199 -d 42 --switch-output 1s \
+"$ASGST" record -q -p "$HNC" -F 199 -d 120 --switch-output 1s \
 	-o "$TMP/d.json" --push "http://127.0.0.1:$RPORT" --push-queue 12k \
 	--stats 2> "$TMP/d.err" &
 REC=$!
@@ -106,6 +106,14 @@ bg $REC
 sleep 30
 UP=$(date +%s)
 receiver "$TMP/r2"
+# the next try comes within the backoff's cap (10 s); then the queue and
+# a few periods more arrive, and the recording is stopped as a service is
+n=600
+while [ "$(ls "$TMP/r2" | grep -c '\.json$')" -lt 12 ] && [ "$n" -gt 0 ]; do
+	sleep 0.1
+	n=$((n - 1))
+done
+kill -INT $REC
 wait $REC || { cat "$TMP/d.err"; fail "record --push (receiver down) failed"; }
 RPORT=
 grep "push" "$TMP/d.err"
@@ -115,6 +123,7 @@ rj=$(stat push_rejected "$TMP/d.err"); qd=$(stat push_queued "$TMP/d.err")
 got=$(ls "$TMP/r2" | grep -c '\.json$')
 echo "INFO: down 30 s: queued $q, sent $s, dropped $df (full) + $de (end), rejected $rj, left $qd; received $got"
 [ -n "$q" ] && [ "$q" -gt 30 ] || fail "fewer periods queued than recorded"
+[ "$got" -ge 12 ] || fail "the receiver got $got profiles within 60 s of coming up"
 [ "$q" -eq $((s + df + de + rj + qd)) ] || fail "queued $q is not sent + dropped + rejected + left"
 [ "$df" -gt 0 ] || fail "nothing dropped with the queue full while the receiver was down"
 [ "$s" -eq "$got" ] || fail "sent $s, the receiver got $got"

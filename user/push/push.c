@@ -21,7 +21,7 @@
 #include "util/err.h"
 
 #define BACKOFF_MIN_MS		1000u
-#define BACKOFF_MAX_MS		30000u
+#define BACKOFF_MAX_MS		10000u
 /* what is kept of an answer's body, and shown of it in the last error */
 #define ANSWER_KEEP		4096u
 #define ANSWER_SHOWN		120

@@ -10,8 +10,8 @@
  *  - over the bound the oldest queued profiles are dropped (a server that
  *    is down keeps the newest, sent oldest first once it is back);
  *  - connection failures, timeouts, HTTP 408, 429 and 5xx are retried
- *    after 1 s doubling to 30 s (with jitter; a Retry-After of a 429 or
- *    503 is honoured up to 30 s), with no limit on the attempts: the byte
+ *    after 1 s doubling to 10 s (with jitter; a Retry-After of a 429 or
+ *    503 is honoured up to 10 s), with no limit on the attempts: the byte
  *    bound and the end are what drop a profile; other 4xx drop it
  *    (rejected), with the server's answer kept as the last error;
  *  - pusher__free() gives what is queued drain_ms, aborting a transfer
