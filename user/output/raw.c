@@ -92,9 +92,9 @@ int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 }
 
 /* a label of the process chunk's tail: u8 length + bytes (at most 64) */
-static size_t put_label(char *p, const char *s)
+static size_t put_label(char *p, const char *s, size_t max)
 {
-	size_t n = s ? strnlen(s, RAW_LABEL_MAX) : 0;
+	size_t n = s ? strnlen(s, max) : 0;
 
 	p[0] = (char)n;
 	memcpy(p + 1, s ? s : "", n);
@@ -103,8 +103,7 @@ static size_t put_label(char *p, const char *s)
 
 int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
 		     uint64_t jvm_from_seq, const char *comm, const char *maps,
-		     size_t maps_len, const char *container_id,
-		     const char *pod_uid)
+		     size_t maps_len, const struct raw_proc_names *nm)
 {
 	struct raw_proc rp = {
 		.pid = (uint32_t)pid,
@@ -113,9 +112,13 @@ int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
 		.maps_len = maps_len,
 		.jvm_from_seq = jvm_from_seq,
 	};
-	bool labels = container_id || pod_uid;
+	/* the tail: container and pod labels, then (readers before them
+	 * stop there) the service's and the process's names */
+	bool names = nm && (nm->service || nm->process);
+	bool labels = names || (nm && (nm->container_id || nm->pod_uid));
 	size_t n = sizeof(rp) + rp.comm_len + maps_len +
-		   (labels ? 2 + 2 * RAW_LABEL_MAX : 0);
+		   (labels ? 2 + 2 * RAW_LABEL_MAX : 0) +
+		   (names ? 2 + 2 * RAW_NAME_MAX : 0);
 	char *buf = malloc(n);
 	int rc;
 
@@ -128,8 +131,12 @@ int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
 		memcpy(buf + sizeof(rp) + rp.comm_len, maps, maps_len);
 	n = sizeof(rp) + rp.comm_len + maps_len;
 	if (labels) {
-		n += put_label(buf + n, container_id);
-		n += put_label(buf + n, pod_uid);
+		n += put_label(buf + n, nm->container_id, RAW_LABEL_MAX);
+		n += put_label(buf + n, nm->pod_uid, RAW_LABEL_MAX);
+	}
+	if (names) {
+		n += put_label(buf + n, nm->service, RAW_NAME_MAX);
+		n += put_label(buf + n, nm->process, RAW_NAME_MAX);
 	}
 	rc = raw_writer__chunk(w, RAW_PROC, buf, n, NULL, 0);
 	free(buf);
@@ -581,6 +588,31 @@ static int take_label(const uint8_t **b, uint64_t *rest, char *out)
 	return 0;
 }
 
+/* one name of the tail (label-safe, as profile/service.h makes them) */
+static int take_name(const uint8_t **b, uint64_t *rest, char *out)
+{
+	size_t n;
+
+	if (!*rest)
+		return -EINVAL;
+	n = (*b)[0];
+	if (n > RAW_NAME_MAX || n > *rest - 1)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char c = (char)(*b)[1 + i];
+
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		      (c >= 'A' && c <= 'Z') || c == '-' || c == '.' ||
+		      c == '_' || c == ':' || c == '/'))
+			return -EINVAL;
+		out[i] = c;
+	}
+	out[n] = '\0';
+	*b += n + 1;
+	*rest -= n + 1;
+	return 0;
+}
+
 int raw__parse_proc(const void *payload, uint64_t len,
 		    struct raw_proc_view *out, char *err, size_t errlen)
 {
@@ -628,6 +660,13 @@ int raw__parse_proc(const void *payload, uint64_t len,
 		snprintf(err, errlen, "process chunk: a container label that "
 			 "is not up to %d hex digits and dashes",
 			 RAW_LABEL_MAX);
+		return -EINVAL;
+	}
+	if (rest && (take_name(&b, &rest, out->service) ||
+		     take_name(&b, &rest, out->process))) {
+		snprintf(err, errlen, "process chunk: a service or process name "
+			 "that is not up to %d of A-Z a-z 0-9 . _ : / -",
+			 RAW_NAME_MAX);
 		return -EINVAL;
 	}
 	return 0;

@@ -104,11 +104,14 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 		     size_t errlen);
 int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 		      size_t alen, const void *b, size_t blen);
-/* container_id and pod_uid: NULL when none */
+/* container_id, pod_uid, service and process (profile/service.h): NULL
+ * when none */
+struct raw_proc_names {
+	const char *container_id, *pod_uid, *service, *process;
+};
 int raw_writer__proc(struct raw_writer *w, pid_t pid, bool is_jvm,
 		     uint64_t jvm_from_seq, const char *comm, const char *maps,
-		     size_t maps_len, const char *container_id,
-		     const char *pod_uid);
+		     size_t maps_len, const struct raw_proc_names *names);
 int raw_writer__stacks(struct raw_writer *w, const struct profile *p);
 /*
  * Writes RAW_META (p may be NULL: none) and puts the file in place at its
@@ -143,10 +146,13 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len);
 #define RAW_CODEMAP_MAX_OFF	(1ull << 32)	/* code maps are smaller */
 
 #define RAW_LABEL_MAX		64	/* a container id: 64 hex digits */
+#define RAW_NAME_MAX		128	/* a service's or process's name */
 
 struct raw_proc_view {
 	char container_id[RAW_LABEL_MAX + 1];	/* "" when none */
 	char pod_uid[RAW_LABEL_MAX + 1];
+	char service[RAW_NAME_MAX + 1];		/* "" when none */
+	char process[RAW_NAME_MAX + 1];
 	pid_t pid;
 	bool is_jvm;
 	uint64_t jvm_from_seq;

@@ -603,6 +603,18 @@ static void put_build_id(void *ctx, const char *module, const char *hex)
 
 void pipeline__annotate(struct pipeline *pl, struct profile *p)
 {
-	if (pl && pl->sz && p)
+	if (!pl || !p)
+		return;
+	if (pl->sz)
 		symbolizer__each_build_id(pl->sz, put_build_id, p);
+	/* the names a process has now: a JVM found late (an exec'd java)
+	 * had its launcher's before, and report knows only these */
+	for (size_t i = 0; i < profile__nstacks(p); i++) {
+		const struct trace *t = &profile__stack(p, i)->trace;
+		const char *svc, *proc;
+
+		if (!procs__names(pl, t->pid, &svc, &proc) &&
+		    (svc != t->service || proc != t->process))
+			profile__set_names(p, i, svc, proc);
+	}
 }

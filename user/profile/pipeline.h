@@ -36,6 +36,8 @@ struct pipeline_proc_rec {
 	size_t maps_len;
 	const char *container_id;	/* NULL: none */
 	const char *pod_uid;
+	const char *service;		/* profile/service.h; NULL: none */
+	const char *process;
 };
 
 struct pipeline_sink {
@@ -159,10 +161,14 @@ int pipeline__finish_sink(struct pipeline *pl);
 int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink);
 /* report: a process as recorded (maps text; cm may be NULL, taken over;
  * jvm_from_seq: the sample index from which it was decoded as a JVM;
- * its container and pod labels, NULL or "" when none) */
+ * its container and pod labels, service and process names, each NULL or
+ * "" when none) */
+struct pipeline_offline_names {
+	const char *container_id, *pod_uid, *service, *process;
+};
 int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 			  bool is_jvm, uint64_t jvm_from_seq, const char *maps,
 			  size_t maps_len, struct codemap *cm,
-			  const char *container_id, const char *pod_uid);
+			  const struct pipeline_offline_names *nm);
 
 #endif /* ASGST_PIPELINE_H */

@@ -113,6 +113,9 @@ void procs__free(struct pipeline *pl);
 struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 			      const char *thread_comm);
 /* a sample of ps is about to be decoded: is it (still, now) a JVM's */
+/* pid's service and process names now (live, else retired); -ENOENT */
+int procs__names(struct pipeline *pl, pid_t pid, const char **service,
+		 const char **process);
 void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
 		      uint64_t now);
 /* catch the code maps up (new code, new threads for the kernel side) */

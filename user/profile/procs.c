@@ -506,6 +506,8 @@ static int proc_sink_out(struct pipeline *pl, struct proc_state *ps)
 		.comm = ps->comm,
 		.container_id = ps->container_id,
 		.pod_uid = ps->pod_uid,
+		.service = ps->service,
+		.process = ps->process,
 	};
 
 	if (ps->cm) {
@@ -974,10 +976,29 @@ int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink)
 	return rc;
 }
 
+int procs__names(struct pipeline *pl, pid_t pid, const char **service,
+		 const char **process)
+{
+	struct proc_state *ps = proc_slot(pl->procs, pl->procs_cap, pid);
+
+	if (!ps->used)
+		ps = pl->retired_n ? procs_retired(pl, pid) : NULL;
+	if (!ps || (!ps->service && !ps->process))
+		return -ENOENT;
+	*service = ps->service;
+	*process = ps->process;
+	return 0;
+}
+
+static const char *offline_name(struct pipeline *pl, const char *s)
+{
+	return s && *s ? strtab__intern(pl->st, s) : NULL;
+}
+
 int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 			  bool is_jvm, uint64_t jvm_from_seq, const char *maps,
 			  size_t maps_len, struct codemap *cm,
-			  const char *container_id, const char *pod_uid)
+			  const struct pipeline_offline_names *nm)
 {
 	struct proc_state *ps;
 	int rc;
@@ -993,10 +1014,10 @@ int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 			pl->stats.jvms++;
 	}
 	ps->comm = strtab__intern(pl->st, comm ? comm : "");
-	ps->container_id = container_id && *container_id ?
-			   strtab__intern(pl->st, container_id) : NULL;
-	ps->pod_uid = pod_uid && *pod_uid ? strtab__intern(pl->st, pod_uid) :
-					    NULL;
+	ps->container_id = offline_name(pl, nm->container_id);
+	ps->pod_uid = offline_name(pl, nm->pod_uid);
+	ps->service = offline_name(pl, nm->service);
+	ps->process = offline_name(pl, nm->process);
 	ps->is_jvm = is_jvm;
 	ps->jvm_from_seq = jvm_from_seq;
 	if (cm) {

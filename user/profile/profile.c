@@ -232,7 +232,6 @@ static struct stack_hash trace_hash(const struct trace *t)
 		(uint64_t)t->flags << 32 | (uint32_t)t->jvmti_state,
 		PTR(t->error_name) ^ (PTR(t->container_id) << 1) ^
 		(PTR(t->pod_uid) << 2) ^ (PTR(t->ev_class) << 3) ^
-		(PTR(t->service) << 4) ^ (PTR(t->process) << 5) ^
 		(uint64_t)t->nframes << 48,
 	};
 	struct stack_hash h = { 0, 0x243f6a8885a308d3ull };
@@ -452,4 +451,13 @@ int profile__add_interned(struct profile *p, const struct trace *t,
 	struct profile_values v = { .count = count, .weight_ns = weight_ns };
 
 	return profile__add_values_interned(p, t, &v);
+}
+
+void profile__set_names(struct profile *p, size_t i, const char *service,
+			const char *process)
+{
+	if (i < p->nstacks) {
+		p->stacks[i].trace.service = service;
+		p->stacks[i].trace.process = process;
+	}
 }

@@ -89,6 +89,15 @@ int profile__add_values_interned(struct profile *p, const struct trace *t,
 				 const struct profile_values *v);
 size_t profile__nstacks(const struct profile *p);
 /*
+ * The service and process names of stack i (profile/service.h; strings
+ * of the profile's strtab, or NULL). They are the process's, not part of
+ * a stack's identity: two stacks of a pid differing only in them are one,
+ * and the pipeline sets them to the process's final names before the
+ * outputs are written (pipeline__annotate), as report reads them back.
+ */
+void profile__set_names(struct profile *p, size_t i, const char *service,
+			const char *process);
+/*
  * What a flame graph weighs a stack by: its samples, or, when the profile
  * holds off-CPU time, microseconds (off-CPU time, and a cpu sample as
  * 10^6 / frequency us) so on- and off-CPU stacks add up in one unit.

@@ -28,12 +28,14 @@ static int sink_codemap(void *ctx, pid_t pid, uint64_t off, const void *bytes,
 static int sink_proc(void *ctx, const struct pipeline_proc_rec *p)
 {
 	struct raw_writer *w = *(struct raw_writer **)ctx;
+	struct raw_proc_names nm = {
+		p->container_id, p->pod_uid, p->service, p->process,
+	};
 
 	if (!w)
 		return -EBADF;
 	return raw_writer__proc(w, p->pid, p->is_jvm, p->jvm_from_seq, p->comm,
-				p->maps, p->maps_len, p->container_id,
-				p->pod_uid);
+				p->maps, p->maps_len, &nm);
 }
 
 void raw_sink__init(struct pipeline_sink *s, struct raw_writer **w)

@@ -179,6 +179,7 @@ static struct codemap *open_rebuilt_map(struct recorder *r, uint32_t pid)
 static int on_proc(struct recorder *r, uint32_t type, const void *pay,
 		   uint64_t len, char *err, size_t errlen)
 {
+	struct pipeline_offline_names nm;
 	struct raw_proc_view p;
 	char why[256];
 	int rc;
@@ -187,10 +188,13 @@ static int on_proc(struct recorder *r, uint32_t type, const void *pay,
 		return 0;
 	if (raw__parse_proc(pay, len, &p, why, sizeof(why)))
 		return bad_file(r, why, err, errlen);
+	nm.container_id = p.container_id;
+	nm.pod_uid = p.pod_uid;
+	nm.service = p.service;
+	nm.process = p.process;
 	rc = pipeline__add_offline(r->pl, p.pid, p.comm, p.is_jvm,
 				   p.jvm_from_seq, p.maps, p.maps_len,
-				   open_rebuilt_map(r, (uint32_t)p.pid),
-				   p.container_id, p.pod_uid);
+				   open_rebuilt_map(r, (uint32_t)p.pid), &nm);
 	if (rc)
 		snprintf(err, errlen, "pid %d: %s", (int)p.pid, strerror(-rc));
 	return rc;
