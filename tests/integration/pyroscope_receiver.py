@@ -4,7 +4,9 @@
 
 POST /ingest?name=APP{k=v,...}&from=S&until=S&format=pprof&sampleRate=HZ&spyName=X
 with a multipart/form-data body: a "profile" part (pprof, gzipped or not)
-and an optional "sample_type_config" part (JSON). Answers as Pyroscope
+and an optional "sample_type_config" part (JSON); or, as Pyroscope also
+takes it, a body that is no form and is the pprof itself (what the
+language SDKs, @pyroscope/nodejs among them, send). Answers as Pyroscope
 does: 400 when name, from or until is missing or from/until not numeric,
 or the body is not the form it should be; 415 on an unknown format; 401
 when --basic, --bearer or --tenant is given and the request does not
@@ -216,9 +218,15 @@ class Handler(BaseHTTPRequestHandler):
         labels = parse_labels(q["name"])
         if labels is None:
             return self.answer(400, "bad name %s" % q["name"])
-        parts, why = parse_form(self.headers.get("Content-Type"), body)
-        if parts is None:
-            return self.answer(400, why)
+        ctype = self.headers.get("Content-Type") or ""
+        if ctype.lower().startswith("multipart/"):
+            parts, why = parse_form(ctype, body)
+            if parts is None:
+                return self.answer(400, why)
+        else:
+            # as Pyroscope reads it: a body that is no form is the pprof
+            # itself (what the language SDKs send)
+            parts = [("profile", None, ctype or None, body)]
         by_name = {p[0]: p for p in parts}
         if "profile" not in by_name:
             return self.answer(400, "no profile part")

@@ -15,7 +15,9 @@
 #    request limit), the sampler loses nothing, the queue stays within its
 #    bound and the recorder's peak memory within that bound (and 16 MiB)
 #    of a recording without --push;
-#  - wrong credentials: rejected, not retried, said in one line.
+#  - wrong credentials: rejected, not retried, said in one line;
+#  - the receiver itself takes what Grafana's Node.js SDK pushes (a real
+#    Pyroscope client), as Pyroscope would.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/attach_lib.sh"
 need_bpf
@@ -180,4 +182,46 @@ chmod 644 "$TMP/auth"
 run_bounded "$ASGST" record -a -d 1 --push "http://127.0.0.1:$PORT" --push-auth "$TMP/auth"
 expect_one_line_error "a readable credentials file" "$TMP/auth"
 kill $RPID
+
+# ---- the receiver against a real Pyroscope client --------------------------
+# Grafana's Node.js SDK (the npm registry's @pyroscope/nodejs, kept in the
+# build folder) pushes a wall profile of a busy function the way the
+# language SDKs do (a raw gzipped pprof body, its own labels, basic auth,
+# a tenant): the receiver these checks rely on takes it as Pyroscope would
+command -v node >/dev/null && command -v npm >/dev/null ||
+	skip_or_fail "node or npm missing (apt-get install nodejs npm)"
+NPMD="$BUILD/npm-pyroscope"
+if [ ! -d "$NPMD/node_modules/@pyroscope/nodejs" ]; then
+	mkdir -p "$NPMD" && (cd "$NPMD" && timeout 300 npm install --no-audit \
+		--no-fund --silent @pyroscope/nodejs@0.6.4) > "$TMP/npm.log" 2>&1 ||
+		{ cat "$TMP/npm.log"; skip_or_fail "npm could not install @pyroscope/nodejs"; }
+fi
+receiver "$TMP/r5"
+cat > "$TMP/sdk.js" <<JS
+const P = require('$NPMD/node_modules/@pyroscope/nodejs');
+P.init({ serverAddress: 'http://127.0.0.1:$PORT', appName: 'sdk-app',
+	 basicAuthUser: 'asgst', basicAuthPassword: 's3cret',
+	 tenantID: 'team-a', flushIntervalMs: 1000, tags: { env: 'test' } });
+P.start();
+let x = 0;
+const t0 = Date.now();
+function busy_sdk_loop() { while (Date.now() - t0 < 3000) x += Math.sqrt(x + 1); }
+busy_sdk_loop();
+setTimeout(async () => { await P.stop(); process.exit(0); }, 1500);
+JS
+timeout 60 node "$TMP/sdk.js" > "$TMP/sdk.out" 2>&1 || { cat "$TMP/sdk.out"; fail "the Node.js SDK failed"; }
+kill $RPID
+n=$(ls "$TMP/r5" | grep -c '\.json$')
+[ "$n" -gt 0 ] || { cat "$TMP/r5.log"; fail "the receiver kept none of the SDK's profiles"; }
+go tool pprof -top "$TMP/r5/000001.pb" > "$TMP/sdk.top" 2>&1 ||
+	{ cat "$TMP/sdk.top"; fail "go tool pprof cannot read the SDK's profile as the receiver kept it"; }
+grep -q busy_sdk_loop "$TMP"/sdk.top ||
+	{ cat "$TMP/sdk.top"; fail "the SDK's busy function is not in its profile"; }
+python3 - "$TMP/r5/000001.json" <<'PY' || fail "the receiver read the SDK's request wrong"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["app"] == "sdk-app" and m["labels"].get("env") == "test", m
+assert m["spyName"] == "nodespy" and m["profile_gzipped"], m
+PY
+echo "INFO: the receiver took $n profiles from @pyroscope/nodejs 0.6.4, read by go tool pprof"
 echo "PASS"
