@@ -24,7 +24,7 @@ static void check(int rc, const char *s)
 		abort();
 	for (size_t i = 0; i < n; i++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789._-:/", s[i]))
+			    "0123456789._-/", s[i]))
 			abort();
 }
 

@@ -603,7 +603,7 @@ static int take_name(const uint8_t **b, uint64_t *rest, char *out)
 
 		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
 		      (c >= 'A' && c <= 'Z') || c == '-' || c == '.' ||
-		      c == '_' || c == ':' || c == '/'))
+		      c == '_' || c == '/'))
 			return -EINVAL;
 		out[i] = c;
 	}
@@ -665,7 +665,7 @@ int raw__parse_proc(const void *payload, uint64_t len,
 	if (rest && (take_name(&b, &rest, out->service) ||
 		     take_name(&b, &rest, out->process))) {
 		snprintf(err, errlen, "process chunk: a service or process name "
-			 "that is not up to %d of A-Z a-z 0-9 . _ : / -",
+			 "that is not up to %d of A-Z a-z 0-9 . _ / -",
 			 RAW_NAME_MAX);
 		return -EINVAL;
 	}

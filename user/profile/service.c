@@ -32,7 +32,7 @@ static bool label_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' ||
-	       c == ':' || c == '/';
+	       c == '/';
 }
 
 void service__sanitize(char *s)

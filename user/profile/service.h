@@ -8,7 +8,8 @@
  *
  * Every name here comes from a process or a container we do not trust
  * (its argv, a container name its owner chose): each is read bounded and
- * reduced to label-safe characters ([A-Za-z0-9._:/-], others as '_'), at
+ * reduced to the characters Pyroscope allows in a name ([A-Za-z0-9._/-],
+ * others as '_'), at
  * most SERVICE_NAME_MAX bytes. The runtimes' own files are read only from
  * root-owned paths of the host, through pid 1's root (so a recorder in a
  * container sharing the host's pids reads the host's).

@@ -78,7 +78,7 @@ int recorder__check_label(const char *kv, char *err, size_t errlen)
 	service__sanitize(v);
 	if (!eq[1] || strlen(eq + 1) > SERVICE_NAME_MAX || strcmp(v, eq + 1)) {
 		snprintf(err, errlen, "--label '%s': the value must be 1 to %d "
-			 "of A-Z a-z 0-9 . _ : / -", kv, SERVICE_NAME_MAX);
+			 "of A-Z a-z 0-9 . _ / -", kv, SERVICE_NAME_MAX);
 		return -EINVAL;
 	}
 	return 0;
