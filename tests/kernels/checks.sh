@@ -43,9 +43,15 @@ check_load() {
 	rc=$?
 	cat "$TMP/load.err"
 	if [ $rc -ne 0 ]; then
-		# the kernel's verifier log, kept beside the results
-		ASGST_DEBUG=2 "$ASGST" record -q $TRUST -e cpu,offcpu,alloc \
-			-o "$TMP/load2.json" -- true > "$OUT/verifier.log" 2>&1
+		# the kernel's verifier log, kept beside the results: the file
+		# the error names, else libbpf's messages of a second try
+		vlog=$(sed -n 's/.*its verifier log is in \(.*\)$/\1/p' "$TMP/load.err")
+		if [ -n "$vlog" ] && [ -f "$vlog" ]; then
+			cp "$vlog" "$OUT/verifier.log"
+		else
+			ASGST_DEBUG=2 "$ASGST" record -q $TRUST -e cpu,offcpu,alloc \
+				-o "$TMP/load2.json" -- true > "$OUT/verifier.log" 2>&1
+		fi
 		fail "the sampler did not load (verifier log: $OUT/verifier.log)"
 	fi
 	echo "MEASURE: loaded and attached (100 %)"
