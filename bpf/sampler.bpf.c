@@ -819,7 +819,7 @@ static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
 	/*
 	 * coff is not used past the read: kept live, clang spills it before
 	 * the bound check and reloads it for the read, and verifiers before
-	 * 6.8 (no ids for spilled scalars) never see the reloaded copy
+	 * 6.9 (no ids for spilled scalars) never see the reloaded copy
 	 * bounded. Debian 12's 6.1 refused the program so.
 	 */
 	h->chunk_off = coff;
