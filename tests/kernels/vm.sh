@@ -52,10 +52,13 @@ if [ -n "$PKG" ]; then
 	deb=$(ls "$KDIR/${PKG}_"*.deb 2>/dev/null | tail -n 1)
 	if [ -z "$deb" ]; then
 		# apt's sandbox user cannot write the build folder: download in a
-		# folder of our own, then move it
-		( cd "$TMP" && apt-get download -q "$PKG" > "$TMP/apt.log" 2>&1 ) &&
-			mv "$TMP/${PKG}_"*.deb "$KDIR/" ||
+		# folder of our own, then move it. Stale package lists name a
+		# version the mirror has dropped: once more after an update.
+		( cd "$TMP" && apt-get download -q "$PKG" > "$TMP/apt.log" 2>&1 ) ||
+			{ [ "$(id -u)" -eq 0 ] && apt-get update -qq > /dev/null 2>&1 &&
+			  ( cd "$TMP" && apt-get download -q "$PKG" > "$TMP/apt.log" 2>&1 ); } ||
 			cat "$TMP/apt.log"
+		ls "$TMP/${PKG}_"*.deb > /dev/null 2>&1 && mv "$TMP/${PKG}_"*.deb "$KDIR/"
 		deb=$(ls "$KDIR/${PKG}_"*.deb 2>/dev/null | tail -n 1)
 	fi
 fi
@@ -65,8 +68,11 @@ fi
 PKG=$(basename "$deb" | sed 's/_.*//')
 root="$KDIR/$PKG"
 if [ ! -d "$root/boot" ]; then
-	rm -rf "$root.tmp"
-	dpkg -x "$deb" "$root.tmp" && mv "$root.tmp" "$root" || fail "dpkg -x $deb failed"
+	# in a folder of this run's: another run may unpack it too
+	rm -rf "$root.$$"
+	dpkg -x "$deb" "$root.$$" || fail "dpkg -x $deb failed"
+	mv -T "$root.$$" "$root" 2>/dev/null || rm -rf "$root.$$"
+	[ -d "$root/boot" ] || fail "unpacking $deb into $root failed"
 fi
 VMLINUZ=$(ls "$root"/boot/vmlinuz-* | head -n 1)
 KVER=${VMLINUZ##*/vmlinuz-}
