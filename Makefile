@@ -4,6 +4,8 @@
 #   make [all]     build/asgst-bpf and build/libasgst-agent.so
 #   make deps      install what is missing (apt-get; needs root)
 #   make test      deps + build + unit, fuzz and integration tests
+#   make test-kernels  deps + build + the kernel matrix: Debian 12's 6.1
+#                  under QEMU (TCG) and the host's kernel, one line each
 #   make demo      deps + build + profile the bundled demo
 #   make bench     deps + build + benchmarks (figures as ratios)
 #   make install   PREFIX=/usr/local DESTDIR= (also the systemd unit, disabled)
@@ -139,6 +141,13 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all workloads $(BENCH_BINS)
 	$(Q)BUILD=$(BUILD) tests/bench/run.sh
+
+# the same checks on each kernel of the matrix (tests/kernels/run.sh;
+# KERNELS="6.1 host" by default)
+.PHONY: test-kernels
+test-kernels: deps
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)BUILD=$(BUILD) tests/kernels/run.sh $(KERNELS)
 
 # long runs of what must stay bounded (SOAK_SECONDS each, default 600):
 # the code map under JIT churn; record -a under process churn

@@ -816,14 +816,21 @@ static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
 	barrier_var(n);
 	if (n > ASGST_CHUNK_BYTES)
 		n = ASGST_CHUNK_BYTES;
+	/*
+	 * coff is not used past the read: kept live, clang spills it before
+	 * the bound check and reloads it for the read, and verifiers before
+	 * 6.9 (no ids for spilled scalars) never see the reloaded copy
+	 * bounded. Debian 12's 6.1 refused the program so.
+	 */
+	h->chunk_off = coff;
 	barrier_var(coff);
-	if (coff > REC_BASE + window_size + 8 - ASGST_CHUNK_BYTES)
+	if (coff > REC_BASE + window_size + 8 - ASGST_CHUNK_BYTES ||
+	    bpf_probe_read_user(rec + coff, n, (void *)from)) {
+		h->chunk_off = 0;
 		return;
-	if (bpf_probe_read_user(rec + coff, n, (void *)from))
-		return;
+	}
 	if (read_oop(jc, chunk, jc->chunk_parent))
 		h->flags |= ASGST_SF_CHUNK_MORE;
-	h->chunk_off = coff;
 	h->chunk_len = n;
 	h->chunk_addr = from;
 	h->chunk_sp = top;

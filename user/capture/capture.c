@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "capture/capture.h"
+#include "capture/kernel_features.h"
 #include "capture/ring.h"
 #include "util/err.h"
 #include "sampler.skel.h"
@@ -51,17 +52,73 @@ struct capture {
 	size_t nprobes, probes_cap;
 };
 
+/*
+ * libbpf's warnings while the sampler is opened and loaded (a refused
+ * program's verifier log among them): kept, and written to a file only
+ * when the load fails. libbpf's print hook is the process's, so is this.
+ */
+static FILE *bpf_log;
+static char *bpf_log_buf;
+static size_t bpf_log_len;
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
 	const char *dbg = getenv("ASGST_DEBUG");
 
-	/* quiet unless asked: ASGST_DEBUG=1 warnings, =2 everything */
-	if (!dbg || !*dbg || !strcmp(dbg, "0"))
+	/* on stderr only when asked: ASGST_DEBUG=1 warnings, =2 everything */
+	if (!dbg || !*dbg || !strcmp(dbg, "0")) {
+		if (bpf_log && level != LIBBPF_DEBUG)
+			return vfprintf(bpf_log, fmt, ap);
 		return 0;
+	}
 	if (level == LIBBPF_DEBUG && strcmp(dbg, "2"))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
+}
+
+static void bpf_log__start(void)
+{
+	bpf_log = open_memstream(&bpf_log_buf, &bpf_log_len);
+}
+
+static void bpf_log__end(void)
+{
+	if (bpf_log)
+		fclose(bpf_log);
+	free(bpf_log_buf);
+	bpf_log = NULL;
+	bpf_log_buf = NULL;
+	bpf_log_len = 0;
+}
+
+/*
+ * What libbpf said (the verifier's log) into a new file of $TMPDIR or
+ * /tmp, its path in path; -errno when there is nothing or no file.
+ */
+static int bpf_log__keep(char *path, size_t pathlen)
+{
+	const char *dir = getenv("TMPDIR");
+	ssize_t w = 0;
+	size_t off = 0;
+	int fd;
+
+	if (!bpf_log || fflush(bpf_log) || !bpf_log_len)
+		return -ENODATA;
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if ((size_t)snprintf(path, pathlen, "%s/asgst-bpf-verifier-XXXXXX.log",
+			     dir) >= pathlen)
+		return -ENAMETOOLONG;
+	/* O_EXCL, 0600: a name nobody could have put there first */
+	fd = mkstemps(path, 4);
+	if (fd < 0)
+		return -errno;
+	while (off < bpf_log_len &&
+	       (w = write(fd, bpf_log_buf + off, bpf_log_len - off)) > 0)
+		off += w;
+	close(fd);
+	return w < 0 ? -EIO : 0;
 }
 
 static bool have_caps(void)
@@ -255,6 +312,22 @@ static bool follows(const struct capture_opts *o)
 	return o->follow_children && o->filter_mode == ASGST_FILTER_PIDS;
 }
 
+/* the kernel features a recording of o needs beyond every recording's */
+static uint32_t kfeat_needs(const struct capture_opts *o)
+{
+	uint32_t ev = event_mask(o), needs = 0;
+
+	if (ev & ASGST_EVMASK_OFFCPU)
+		needs |= KFEAT_OFFCPU;
+	if (ev & ASGST_EVMASK_JVM)
+		needs |= KFEAT_JVM;
+	if (follows(o))
+		needs |= KFEAT_FOLLOW;
+	if (o->filter_mode == ASGST_FILTER_CGROUP)
+		needs |= KFEAT_CGROUP;
+	return needs;
+}
+
 /* what can be refused before anything is loaded */
 static int check_opts(const struct capture_opts *o, char *err, size_t errlen)
 {
@@ -373,10 +446,17 @@ static int load_sampler(struct capture *c, const struct capture_opts *o,
 	int ret;
 
 	ret = sampler_bpf__load(skel);
-	if (ret)
+	if (ret) {
+		char path[PATH_MAX];
+
+		if (!bpf_log__keep(path, sizeof(path)))
+			return err__set(err, errlen, ret,
+					"loading the BPF program failed (%s): the kernel refused it; its verifier log is in %s",
+					strerror(-ret), path);
 		return err__set(err, errlen, ret,
-				"loading the BPF program failed (%s): the kernel lacks BPF, BTF or a helper; run with ASGST_DEBUG=1 for the verifier log",
+				"loading the BPF program failed (%s): the kernel refused it; run with ASGST_DEBUG=1 for the verifier log",
 				strerror(-ret));
+	}
 	for (size_t i = 0; i < o->npids; i++) {
 		ret = capture__add_target(c, o->pids[i]);
 		if (ret)
@@ -416,6 +496,10 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 	libbpf_set_print(libbpf_print);
 	/* not needed on 6.x (memcg accounting), harmless */
 	setrlimit(RLIMIT_MEMLOCK, &rl);
+	/* a kernel too old for the sampler: one line naming what it lacks */
+	ret = kernel_features__check(kfeat_needs(o), err, errlen);
+	if (ret)
+		return ret;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -428,9 +512,11 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 			       "cannot count CPUs (/sys/devices/system/cpu/possible)");
 		goto cleanup;
 	}
+	bpf_log__start();
 	ret = open_sampler(c, o, err, errlen);
 	if (!ret)
 		ret = load_sampler(c, o, err, errlen);
+	bpf_log__end();
 	if (ret)
 		goto cleanup;
 
