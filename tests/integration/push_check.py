@@ -17,6 +17,8 @@ for frame and value for value (pprof has no pids or threads: the JSON's
 stacks are summed over them first). Every pushed profile must be one
 period's; every JSON series must have been pushed.
 
+--events cpu,offcpu,...: each of these events has a pushed profile.
+
 --expect SERVICE,k=v,...: some pushed series has service_name SERVICE and
 these labels (k=!: the label is absent). --any-subset: the periods pushed
 may be fewer than those written (a receiver that was down): those pushed
@@ -151,6 +153,7 @@ def main():
     ap.add_argument("--label", action="append", default=[])
     ap.add_argument("--min-periods", type=int, default=1)
     ap.add_argument("--any-subset", action="store_true")
+    ap.add_argument("--events", default="")
     ARGS = ap.parse_args()
     ARGS.static = dict(kv.split("=", 1) for kv in ARGS.label)
     pushed, series_labels, rc = load_pushed(ARGS.recv)
@@ -199,6 +202,12 @@ def main():
     if not equal:
         print("FAIL: no series compared")
         rc += 1
+    kinds = collections.Counter(k[5] for k in pushed)
+    print("MEASURE: push profiles by event: %s" % dict(sorted(kinds.items())))
+    for ev in filter(None, ARGS.events.split(",")):
+        if not kinds.get(ev):
+            print("FAIL: no %s profile pushed" % ev)
+            rc += 1
     for e in ARGS.expect:
         parts = e.split(",")
         svc, want_l = parts[0], dict(p.split("=", 1) for p in parts[1:])

@@ -8,6 +8,8 @@
 #    the same recording wrote for that period; the container's series are
 #    named after the container, the host's JVM after its main class, the
 #    host's loop after its executable; no label per pid or thread;
+#  - every event (-e cpu,offcpu,alloc,lock of a JVM): each its profile
+#    type, equal to the JSON;
 #  - the receiver down for 30 s, then up: the profiles within the queue's
 #    bound arrive (equal to their periods' JSON), the older ones are
 #    dropped and counted, and queued = sent + dropped + rejected;
@@ -95,6 +97,22 @@ python3 "$CHECK" "$TMP/r1" "$TMP"/a.*.json --label env=test --min-periods 3 \
 	--expect "native_chain,process=native_chain,container_id=!" ||
 	{ cat "$TMP/r1.log"; fail "pushed profiles differ from the JSON, or their labels"; }
 kill $RPID
+
+# ---- every event: cpu, offcpu, alloc, lock ----------------------------------
+# a JVM that allocates and contends a monitor (tests/workloads/EventsSmoke):
+# its four profile types pushed, each equal to the JSON
+start_jvm "$J" "$TMP/ev.out" -cp "$WL/classes" EventsSmoke 300
+EVJ=$JVM_PID
+receiver "$TMP/re"
+"$ASGST" record -q -p "$EVJ" -e cpu,offcpu,alloc,lock -F 199 -d 9 \
+	--switch-output 3s -o "$TMP/e.json" --push "http://127.0.0.1:$PORT" \
+	--stats 2> "$TMP/e.err" || { cat "$TMP/e.err"; fail "record -e cpu,offcpu,alloc,lock --push failed"; }
+grep "push:" "$TMP/e.err"
+python3 "$CHECK" "$TMP/re" "$TMP"/e.*.json --min-periods 2 \
+	--events cpu,offcpu,alloc,lock --expect "EventsSmoke,process=java" ||
+	{ cat "$TMP/re.log"; fail "the JVM's cpu, offcpu, alloc and lock profiles differ from the JSON"; }
+kill $RPID
+kill "$EVJ"
 
 # ---- the receiver down for 30 s, then up ------------------------------------
 # a port nothing listens on, then the receiver on it; a queue of 12 KiB
