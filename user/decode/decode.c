@@ -630,6 +630,15 @@ static void trace_set_kind(struct decoder *d, struct trace *t,
 		if ((h->flags & ASGST_SF_THREAD_INFO) && h->jt_cont_entry)
 			t->flags |= TRACE_F_VTHREAD;
 		/*
+		 * or its entry frame says so: enterSpecial's own prologue and
+		 * epilogue run with the thread's cont_entry not yet (or no
+		 * longer) set, while the virtual thread's frames are above it
+		 */
+		for (uint32_t i = 0; i < t->nframes &&
+		     !(t->flags & TRACE_F_VTHREAD); i++)
+			if (t->frames[i].flags & FRAME_F_VTHREAD_ENTRY)
+				t->flags |= TRACE_F_VTHREAD;
+		/*
 		 * A carrier that blocks with a virtual thread mounted: the
 		 * virtual thread could not unmount (a native frame, a
 		 * monitor, a class initializer...), so it pins the carrier.
