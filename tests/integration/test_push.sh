@@ -231,7 +231,7 @@ timeout 60 node "$TMP/sdk.js" > "$TMP/sdk.out" 2>&1 || { cat "$TMP/sdk.out"; fai
 kill $RPID
 n=$(ls "$TMP/r5" | grep -c '\.json$')
 [ "$n" -gt 0 ] || { cat "$TMP/r5.log"; fail "the receiver kept none of the SDK's profiles"; }
-go tool pprof -top "$TMP/r5/000001.pb" > "$TMP/sdk.top" 2>&1 ||
+go tool pprof -top "$TMP"/r5/*.pb > "$TMP/sdk.top" 2>&1 ||
 	{ cat "$TMP/sdk.top"; fail "go tool pprof cannot read the SDK's profile as the receiver kept it"; }
 grep -q busy_sdk_loop "$TMP"/sdk.top ||
 	{ cat "$TMP/sdk.top"; fail "the SDK's busy function is not in its profile"; }

@@ -4,7 +4,8 @@
 # apt-get download into $BUILD/kernels and kept there; nothing is installed.
 # The guest is a busybox initramfs made here: it loads the 9p and virtio
 # modules of the same package, mounts the host's root read-only over 9p
-# (the build output is reachable at its host path) with tmpfs on /tmp and
+# (the build output is reachable at its host path, also a checkout under
+# /tmp, bound over the guest's own tmpfs there) with tmpfs on /tmp and
 # /dev/shm and this run's output folder writable over a second 9p share,
 # chroots into it and runs the checks, then powers off.
 #
@@ -121,12 +122,22 @@ for m in \$(cat /mod/load.order); do insmod /mod/\$m || echo "init: insmod \$m f
 # msize: 9p's default of 8 KiB makes every read a round trip
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostroot /root ||
 	{ echo "init: mounting the host's root failed"; poweroff -f; }
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /root$OUT ||
-	{ echo "init: mounting $OUT failed"; poweroff -f; }
+# the host's /tmp, kept in view before the guest's own tmpfs hides it: a
+# checkout or build folder there (a CI clone) is bound back in its place
+mkdir -p /hosttmp
+mount -o bind /root/tmp /hosttmp
 mount -t proc proc /root/proc
 mount -t sysfs sys /root/sys
 mount -t devtmpfs dev /root/dev
 mount -t tmpfs tmp /root/tmp
+for p in $TOP $BUILD; do
+	case "\$p" in
+	/tmp/*) mkdir -p "/root\$p" && mount -o bind "/hosttmp\${p#/tmp}" "/root\$p" ||
+		{ echo "init: binding \$p failed"; poweroff -f; } ;;
+	esac
+done
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /root$OUT ||
+	{ echo "init: mounting $OUT failed"; poweroff -f; }
 mkdir -p /root/dev/shm
 mount -t tmpfs shm /root/dev/shm
 mount -t cgroup2 cgroup2 /root/sys/fs/cgroup
