@@ -105,6 +105,10 @@ WL_CFI_BINS	:= $(patsubst tests/workloads/cfi/%.c,$(BUILD)/workloads/cfi/%,\
 		   $(patsubst tests/workloads/cfi/%.cpp,$(BUILD)/workloads/cfi/%,\
 		     $(wildcard tests/workloads/cfi/*.cpp))
 WL_CFI_FLAGS	:= -O2 -Wall -Wextra -Werror
+# tests/workloads/inline/: C++ built -O2 -g, functions the compiler
+# inlines named by the DWARF (inlined native frames, source lines)
+WL_INLINE_BINS	:= $(patsubst tests/workloads/inline/%.cpp,$(BUILD)/workloads/inline/%,\
+		     $(wildcard tests/workloads/inline/*.cpp))
 WL_CFLAGS	:= -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
 		   -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		   -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
@@ -125,7 +129,7 @@ deps:
 	$(Q)scripts/deps.sh
 
 tests-build: all $(UNIT_BINS) $(FUZZ_BINS) workloads $(FIXTURES)
-workloads: $(WL_BINS) $(WL_LIBS) $(WL_JAVA_STAMP) $(WL_CFI_BINS)
+workloads: $(WL_BINS) $(WL_LIBS) $(WL_JAVA_STAMP) $(WL_CFI_BINS) $(WL_INLINE_BINS)
 fuzz: $(FUZZ_BINS)
 
 # deps first, in its own make, so nothing below is evaluated before the
@@ -339,6 +343,11 @@ $(BUILD)/workloads/cfi/%: tests/workloads/cfi/%.cpp | $(BUILD)/workloads
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(WL_CFI_FLAGS) $< -o $@
+
+$(BUILD)/workloads/inline/%: tests/workloads/inline/%.cpp | $(BUILD)/workloads
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -O2 -g -Wall -Wextra -Werror $< -o $@
 
 $(BUILD)/workloads/classes/.stamp: $(WL_JAVA_SRCS) | $(BUILD)/workloads
 	$(call msg,JAVAC,$(BUILD)/workloads/classes)

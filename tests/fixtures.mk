@@ -11,6 +11,9 @@
 #   dl/libfx.so          stripped, .gnu_debuglink -> dl/.debug/libfx.so.debug
 #   dl2/libfx.so         stripped, .gnu_debuglink -> dl2/libfx.so.dbg (same dir)
 #   libfxcxx.so          C++ library (+ .nm) for demangling
+#   libfxinl.so          -O2 -g, functions inlined (+ .a2l: llvm-addr2line
+#                        -a -i -f of every byte of fx_outer)
+#   inl/libfxinl.so      stripped, .gnu_debuglink -> inl/.debug/libfxinl.so.debug
 #   jvm17.maps, kallsyms.sample, kallsyms.restricted: saved real texts
 
 FX		:= $(BUILD)/fixtures
@@ -22,14 +25,15 @@ FX_ALL := $(FX)/fx_pie $(FX)/fx_pie.nm $(FX)/fx_pie.stripped \
 	  $(FX)/debugroot/.stamp $(FX)/libfx.so $(FX)/libfx.so.nm \
 	  $(FX)/dl/libfx.so $(FX)/dl2/libfx.so $(FX)/libfxcxx.so \
 	  $(FX)/libfxcxx.so.nm $(FX)/jvm17.maps $(FX)/kallsyms.sample \
-	  $(FX)/kallsyms.restricted $(FX)/empty-debugroot/.stamp
+	  $(FX)/kallsyms.restricted $(FX)/empty-debugroot/.stamp \
+	  $(FX)/libfxinl.so $(FX)/libfxinl.so.a2l $(FX)/inl/libfxinl.so
 
 FIXTURES += $(FX_ALL)
 
 # the symbolization tests read these at run time
 $(BUILD)/tests/test_maps $(BUILD)/tests/test_elf_symbols \
 $(BUILD)/tests/test_kallsyms $(BUILD)/tests/test_demangle \
-$(BUILD)/tests/test_symbolize: | $(FX_ALL)
+$(BUILD)/tests/test_symbolize $(BUILD)/tests/test_dwarf_lines: | $(FX_ALL)
 
 $(FX)/fx_pie: tests/fixtures/fx_prog.c
 	$(call msg,CC,$@)
@@ -87,3 +91,26 @@ $(FX)/jvm17.maps $(FX)/kallsyms.sample: $(FX)/%: tests/fixtures/%
 # the same table as a non-root reader sees it with kptr_restrict=1
 $(FX)/kallsyms.restricted: tests/fixtures/kallsyms.sample
 	$(Q)mkdir -p $(@D) && sed 's/^[0-9a-f]*/0000000000000000/' $< > $@
+
+$(FX)/libfxinl.so: tests/fixtures/fx_inline.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fPIC -shared -Wall -Wextra -Werror \
+		-Wl,--build-id=sha1 $< -o $@
+
+# the oracle: an independent DWARF reader's chain at each byte of fx_outer
+$(FX)/libfxinl.so.a2l: $(FX)/libfxinl.so
+	$(call msg,A2L,$@)
+	$(Q)set -e; set -- $$(nm -S --defined-only $< | \
+		awk '$$4 == "fx_outer" { print $$1, $$2 }'); \
+		test -n "$$1"; \
+		i=0; while [ $$i -lt $$((0x$$2)) ]; do \
+			printf '0x%x\n' $$((0x$$1 + i)); i=$$((i + 1)); \
+		done | llvm-addr2line -a -i -f -e $< > $@.tmp && mv $@.tmp $@
+
+$(FX)/inl/libfxinl.so: $(FX)/libfxinl.so
+	$(call msg,DEBUG,$@)
+	$(Q)mkdir -p $(@D)/.debug
+	$(Q)objcopy --only-keep-debug $< $(@D)/.debug/libfxinl.so.debug
+	$(Q)objcopy --strip-all --add-gnu-debuglink=$(@D)/.debug/libfxinl.so.debug \
+		$< $@

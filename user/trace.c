@@ -160,6 +160,9 @@ size_t frame__display_name(const struct frame *f, char *buf, size_t size,
 		} else {
 			sb_printf_hex(&b, "", f->pc);
 		}
+		/* as an inlined Java frame: FlameGraph's palette colours it */
+		if (f->flags & FRAME_F_INLINED)
+			sfx = "_[i]";
 		break;
 	case FRAME_JAVA:
 	case FRAME_JAVA_INLINED:

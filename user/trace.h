@@ -38,7 +38,7 @@ struct frame {
 	int8_t comp_level;	/* Java: 0 interp, 1-3 C1, 4 C2, -1 unknown */
 	uint16_t flags;		/* FRAME_F_* */
 	int32_t bci;		/* Java: -1 unknown */
-	int32_t line;		/* Java: -1 unknown */
+	int32_t line;		/* Java, native (DWARF): -1 unknown */
 	uint64_t pc;		/* native/kernel/unknown: the pc */
 	uint64_t code_pc;	/* compiled Java: the pc of its PcDesc in
 				   the nmethod (stable per call site and
@@ -49,7 +49,8 @@ struct frame {
 	const char *klass;	/* Java: dotted binary class name */
 	const char *method;	/* Java: method name */
 	const char *signature;	/* Java: JVM signature "(I)V" */
-	const char *source;	/* Java: source file, NULL when unknown */
+	const char *source;	/* Java: source file; native: the DWARF line
+				   table's file path; NULL when unknown */
 	const char *reason;	/* unknown: why the walk stopped */
 };
 
@@ -73,6 +74,10 @@ struct frame {
 /* the FRAME_CLASS leaf of a lock event: the monitor's class (else the
  * allocated object's) */
 #define FRAME_F_MONITOR		(1u << 10)
+/* a native function the compiler inlined into the next frame (from the
+ * module's DWARF): it has no pc of its own; pc and offset are those of
+ * the frame it is inlined into */
+#define FRAME_F_INLINED		(1u << 11)
 #define FRAME_F_DOWNCALL_MASK	(FRAME_F_DOWNCALL_JNI | FRAME_F_DOWNCALL_FFM | \
 				 FRAME_F_DOWNCALL_CRIT)
 #define FRAME_F_UPCALL_MASK	(FRAME_F_UPCALL_JNI | FRAME_F_UPCALL_FFM)

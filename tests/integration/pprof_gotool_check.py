@@ -127,11 +127,13 @@ def frame_of(fr):
     if t == "kernel":
         return (fr.get("symbol") or fr.get("pc"), 0)
     if t == "non_java":
+        # a line where the module's DWARF gave one (docs/formats.md)
         if fr.get("symbol"):
-            return (fr["symbol"], 0)
+            return (fr["symbol"], fr.get("line", 0))
         if fr.get("module"):
-            return ("%s+%s" % (os.path.basename(fr["module"]), fr["offset"]), 0)
-        return (fr["pc"], 0)
+            return ("%s+%s" % (os.path.basename(fr["module"]), fr["offset"]),
+                    fr.get("line", 0))
+        return (fr["pc"], fr.get("line", 0))
     r = fr.get("reason")
     return ("[unknown: %s]" % r if r else "[unknown]", 0)
 

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbols/dwarf_lines.h"
 #include "symbols/elf_symbols.h"
 #include "symbols/kallsyms.h"
 #include "util/strtab.h"
@@ -719,6 +720,107 @@ static void test_module_limits(void **state)
 	rmdir(dir);
 }
 
+/*
+ * Inlined functions and lines of a stripped library whose DWARF is in its
+ * debug file (.gnu_debuglink): a pc of fx_outer where fx_leaf is inlined
+ * in fx_mid gets both as inlined frames, innermost first, with the lines
+ * the unstripped file's DWARF gives; a return address looks up the call
+ * before it; the second lookup comes from the cache; max bounds what is
+ * written.
+ */
+static void test_inlines(void **state)
+{
+	struct ctx *c = *state;
+	char lib[PATH_MAX], full[PATH_MAX];
+	struct dwarf_line_frame want[DWARF_LINES_MAX];
+	struct symbolizer_stats s0, s1;
+	struct frame fr = { 0 }, fr2 = { 0 }, out[8];
+	struct elf_module_opts o = { .root_fd = -1 };
+	struct elf_module *em;
+	struct dwarf_lines *dw;
+	uint64_t pc, outer = 0, deep = 0;
+	int k, fd, n = 0;
+	pid_t a;
+
+	fixture_path(lib, sizeof(lib), "inl/libfxinl.so");
+	fd = open(fixture_path(full, sizeof(full), "libfxinl.so"),
+		  O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	em = elf_module__load(fd, &o);
+	dw = dwarf_lines__open(fd, 1ull << 30);
+	close(fd);
+	assert_non_null(em);
+	assert_non_null(dw);
+	outer = elf_module__sym_addr(em, elf_module__find_name(em, "fx_outer"));
+	for (uint64_t i = 0; i < 256 && !deep; i++)
+		if ((n = dwarf_lines__find(dw, outer + i, want,
+					   DWARF_LINES_MAX)) == 3)
+			deep = outer + i;
+	assert_true(deep != 0);
+
+	symbolizer__stats(c->sz, &s0);
+	a = spawn_dlopen(lib, "fx_outer", &pc, &k);
+	/* off by default: nothing, no DWARF read */
+	fr.type = FRAME_NON_JAVA;
+	fr.pc = pc + (deep - outer);
+	fr.line = -1;
+	assert_int_equal(symbolizer__native(c->sz, a, fr.pc, &fr), 0);
+	assert_int_equal(symbolizer__inlines(c->sz, a, &fr, false, out, 8), 0);
+	assert_int_equal(fr.line, -1);
+	symbolizer__set_inlines(c->sz, true);
+	pc += deep - outer;
+	fr.type = FRAME_NON_JAVA;
+	fr.pc = pc;
+	fr.line = -1;
+	assert_int_equal(symbolizer__native(c->sz, a, pc, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_outer");
+	assert_int_equal(symbolizer__inlines(c->sz, a, &fr, false, out, 8), 2);
+	assert_string_equal(out[0].symbol, "fx_leaf");
+	assert_string_equal(out[1].symbol, "fx_mid");
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(out[i].type, FRAME_NON_JAVA);
+		assert_true(out[i].flags & FRAME_F_INLINED);
+		assert_int_equal(out[i].pc, pc);
+		assert_int_equal(out[i].offset, fr.offset);
+		assert_string_equal(out[i].module, fr.module);
+		assert_int_equal(out[i].line, want[i].line);
+		assert_string_equal(out[i].source, want[i].file);
+	}
+	assert_false(fr.flags & FRAME_F_INLINED);
+	assert_int_equal(fr.line, want[2].line);
+	assert_string_equal(fr.source, want[2].file);
+
+	/* a return address just after: the same chain, from the cache */
+	fr2.type = FRAME_NON_JAVA;
+	fr2.pc = pc + 1;
+	assert_int_equal(symbolizer__native(c->sz, a, pc + 1, &fr2), 0);
+	assert_int_equal(symbolizer__inlines(c->sz, a, &fr2, true, out, 1), 1);
+	assert_string_equal(out[0].symbol, "fx_leaf");
+	assert_int_equal(fr2.line, want[2].line);
+	symbolizer__stats(c->sz, &s1);
+	print_message("dwarf: %zu modules, %zu KiB, %.2f ms; inline chains "
+		      "%llu looked up, %llu cached\n", s1.dwarf_modules,
+		      s1.dwarf_bytes / 1024, s1.dwarf_ns / 1e6,
+		      (unsigned long long)(s1.inline_misses - s0.inline_misses),
+		      (unsigned long long)(s1.inline_hits - s0.inline_hits));
+	assert_int_equal(s1.dwarf_modules - s0.dwarf_modules, 1);
+	assert_true(s1.inline_hits - s0.inline_hits >= 1);
+	assert_int_equal(s1.inline_misses - s0.inline_misses, 1);
+
+	/* a frame that is no native code of a module: nothing */
+	fr2 = (struct frame){ .type = FRAME_NON_JAVA, .pc = 0, .line = -1 };
+	assert_int_equal(symbolizer__inlines(c->sz, a, &fr2, false, out, 8), 0);
+	fr2 = (struct frame){ .type = FRAME_NON_JAVA, .pc = pc, .line = -1,
+			      .flags = FRAME_F_STUB };
+	assert_int_equal(symbolizer__inlines(c->sz, a, &fr2, false, out, 8), 0);
+	assert_int_equal(fr2.line, -1);
+
+	close(k);
+	waitpid(a, NULL, 0);
+	dwarf_lines__free(dw);
+	elf_module__free(em);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -734,6 +836,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_container_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_build_id, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_inlines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_module_limits, setup,
 						teardown),
 	};

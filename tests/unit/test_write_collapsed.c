@@ -322,6 +322,52 @@ static void test_crossing_names(void **state)
 	profile__free(p);
 }
 
+/*
+ * Native functions inlined into a frame (from DWARF): frames of their own,
+ * suffixed _[i] like inlined Java frames, before the frame they are
+ * inlined into; without the suffix when the format asks for none.
+ */
+static void test_native_inlined(void **state)
+{
+	struct frame fr[] = {
+		NF(0x55550000172bull, 0x172b, "Step<1>::run", HN_EXE),
+		NF(0x55550000172bull, 0x172b, "mix", HN_EXE),
+		NF(0x55550000172bull, 0x172b, "chain_outer", HN_EXE),
+		NF(0x5555000010a0ull, 0x10a0, "main", HN_EXE),
+	};
+	struct profile *p = profile__new();
+	struct trace t = { .pid = 1, .tid = 1, .comm = "inl",
+			   .thread = "inl", .nframes = NELEM(fr), .frames = fr };
+	struct cline lines[4];
+	char name[128], *buf;
+
+	(void)state;
+	assert_non_null(p);
+	fr[0].flags = fr[1].flags = FRAME_F_INLINED;
+	fr[0].source = fr[1].source = fr[2].source = "/src/inl.cpp";
+	fr[0].line = 21;
+	fr[1].line = 36;
+	fr[2].line = 43;
+	frame__display_name(&fr[0], name, sizeof(name), true);
+	assert_string_equal(name, "Step<1>::run_[i]");
+	frame__display_name(&fr[0], name, sizeof(name), false);
+	assert_string_equal(name, "Step<1>::run");
+	frame__display_name(&fr[2], name, sizeof(name), true);
+	assert_string_equal(name, "chain_outer");
+	assert_int_equal(profile__add(p, &t, 3, 0), 0);
+	buf = write_to_buf(p);
+	assert_int_equal(parse_collapsed(buf, lines, 4), 1);
+	assert_int_equal(lines[0].nframes, 5);
+	assert_string_equal(lines[0].frames[0], "inl");
+	assert_string_equal(lines[0].frames[1], "main");
+	assert_string_equal(lines[0].frames[2], "chain_outer");
+	assert_string_equal(lines[0].frames[3], "mix_[i]");
+	assert_string_equal(lines[0].frames[4], "Step<1>::run_[i]");
+	assert_int_equal(lines[0].count, 3);
+	free(buf);
+	profile__free(p);
+}
+
 static void test_empty_profile_and_write_error(void **state)
 {
 	struct profile *p = profile__new();
@@ -563,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_offcpu_weights),
 		cmocka_unit_test(test_long_name_and_empty),
 		cmocka_unit_test(test_crossing_names),
+		cmocka_unit_test(test_native_inlined),
 		cmocka_unit_test(test_empty_profile_and_write_error),
 		cmocka_unit_test(test_output_format),
 		cmocka_unit_test(test_jvm_event_siblings),

@@ -118,7 +118,11 @@ static void check_frame(struct json_object *jf, const struct frame *f)
 		}
 		break;
 	case FRAME_NON_JAVA:
-		assert_int_equal(nkeys(jf), 5);
+		/* file and line only where the DWARF gave them */
+		assert_int_equal(nkeys(jf), 6 + !!f->source + (f->line > 0));
+		assert_int_equal(json_object_get_boolean(get(jf, "inlined",
+							     json_type_boolean)),
+				 !!(f->flags & FRAME_F_INLINED));
 		assert_int_equal(get_hex(jf, "pc"), f->pc);
 		assert_int_equal(get_hex(jf, "offset"), f->offset);
 		check_str_or_null(jf, "symbol", expected_str(f->symbol));
@@ -332,6 +336,54 @@ static void test_escape_bytes(void **state)
 	profile__free(p);
 }
 
+/* native frames: inlined (bool), and file and line where the DWARF gave
+ * them, absent otherwise */
+static void test_native_inline_fields(void **state)
+{
+	struct frame fr[] = {
+		NF(0x55550000172bull, 0x172b, "mix", HN_EXE),
+		NF(0x55550000172bull, 0x172b, "chain_outer", HN_EXE),
+		NF(0x7f3a4d6a1fd4ull, 0x89fd4, "start_thread", LIBC_SO),
+	};
+	struct profile *p = profile__new();
+	struct trace t = { .pid = 1, .tid = 1, .comm = "inl",
+			   .thread = "inl", .nframes = NELEM(fr), .frames = fr };
+	struct json_object *root, *frames, *v;
+	size_t len;
+	char *buf;
+
+	(void)state;
+	assert_non_null(p);
+	fr[0].flags = FRAME_F_INLINED;
+	fr[0].source = fr[1].source = "/src/inl.cpp";
+	fr[0].line = 36;
+	fr[1].line = 43;
+	assert_int_equal(profile__add(p, &t, 2, 0), 0);
+	buf = write_to_buf(p, &len);
+	root = parse_strict(buf, len);
+	frames = get(json_object_array_get_idx(get(root, "stacks",
+						   json_type_array), 0),
+		     "frames", json_type_array);
+	assert_int_equal(json_object_array_length(frames), 3);
+	v = json_object_array_get_idx(frames, 0);
+	assert_string_equal(get_str(v, "symbol"), "mix");
+	assert_true(json_object_get_boolean(get(v, "inlined", json_type_boolean)));
+	assert_string_equal(get_str(v, "file"), "/src/inl.cpp");
+	assert_int_equal(get_int(v, "line"), 36);
+	assert_int_equal(get_hex(v, "offset"), 0x172b);
+	v = json_object_array_get_idx(frames, 1);
+	assert_false(json_object_get_boolean(get(v, "inlined", json_type_boolean)));
+	assert_string_equal(get_str(v, "file"), "/src/inl.cpp");
+	assert_int_equal(get_int(v, "line"), 43);
+	v = json_object_array_get_idx(frames, 2);
+	assert_false(json_object_get_boolean(get(v, "inlined", json_type_boolean)));
+	assert_false(json_object_object_get_ex(v, "file", NULL));
+	assert_false(json_object_object_get_ex(v, "line", NULL));
+	json_object_put(root);
+	free(buf);
+	profile__free(p);
+}
+
 static void test_empty_and_write_error(void **state)
 {
 	struct profile *p = profile__new();
@@ -460,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_escape_bytes),
 		cmocka_unit_test(test_runtime_fields),
 		cmocka_unit_test(test_empty_and_write_error),
+		cmocka_unit_test(test_native_inline_fields),
 		cmocka_unit_test(test_jvm_events),
 	};
 

@@ -672,6 +672,65 @@ static void test_deep_inline(void **state)
 	free(fr);
 }
 
+/*
+ * Native functions inlined at one pc (from DWARF) and the frame they are
+ * inlined into: ONE Location in the module's mapping at the file offset,
+ * its Lines callee first with their lines, Functions with the source
+ * file; a native frame without DWARF stays a one-line Location.
+ */
+static void test_native_inline(void **state)
+{
+	struct frame fr[] = {
+		NF(0x55550000172bull, 0x172b, "Step<1>::run", HN_EXE),
+		NF(0x55550000172bull, 0x172b, "mix", HN_EXE),
+		NF(0x55550000172bull, 0x172b, "chain_outer", HN_EXE),
+		NF(0x7f3a4d6a1fd4ull, 0x89fd4, "start_thread", LIBC_SO),
+	};
+	static const char *const names[] = { "Step<1>::run", "mix",
+					     "chain_outer" };
+	static const int lines[] = { 21, 36, 43 };
+	struct profile *p = profile__new();
+	struct trace t = { .pid = 1, .tid = 1, .comm = "inl",
+			   .thread = "inl", .nframes = NELEM(fr), .frames = fr };
+	const struct node *s, *loc;
+	struct dprof d;
+
+	(void)state;
+	assert_non_null(p);
+	if (!have_tools()) {
+		profile__free(p);
+		skip();
+	}
+	fr[0].flags = fr[1].flags = FRAME_F_INLINED;
+	for (int i = 0; i < 3; i++) {
+		fr[i].source = "/src/inl.cpp";
+		fr[i].line = lines[i];
+	}
+	assert_int_equal(profile__add(p, &t, 4, 0), 0);
+	decode(p, &d);
+	s = kid(&d.root, "sample", 0);
+	assert_int_equal(count_kids(s, "location_id"), 2);
+	loc = location(&d, strtoll(kid(s, "location_id", 0)->value, NULL, 10));
+	assert_int_equal(num(loc, "address"), 0x172b);
+	assert_string_equal(str_at(&d, num(d.map[num(loc, "mapping_id")],
+					   "filename")), HN_EXE);
+	assert_int_equal(count_kids(loc, "line"), 3);
+	for (int i = 0; i < 3; i++) {
+		const struct node *l = kid(loc, "line", i);
+
+		assert_string_equal(line_name(&d, loc, i), names[i]);
+		assert_int_equal(num(l, "line"), lines[i]);
+		assert_string_equal(str_at(&d, num(function(&d,
+				num(l, "function_id")), "filename")),
+				    "/src/inl.cpp");
+	}
+	loc = location(&d, strtoll(kid(s, "location_id", 1)->value, NULL, 10));
+	assert_int_equal(count_kids(loc, "line"), 1);
+	assert_string_equal(line_name(&d, loc, 0), "start_thread");
+	dprof_free(&d);
+	profile__free(p);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct profile *p = profile__new();
@@ -886,6 +945,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_decodes),
 		cmocka_unit_test(test_inline_chains),
 		cmocka_unit_test(test_deep_inline),
+		cmocka_unit_test(test_native_inline),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_jvm_events),

@@ -49,6 +49,7 @@ struct record_args {
 	bool window_all;
 	bool unwind_fp;		/* --unwind fp: no window for non-JVMs */
 	bool no_attach;
+	bool inlines;		/* --inline */
 	bool quiet;
 	bool stats;
 	uint64_t switch_ns;	/* --switch-output: a period; 0: one file */
@@ -503,6 +504,12 @@ static const struct cli_option record_opts[] = {
 		"since one that never answers would stall the\n"
 		"recorder",
 		opt_trust_fs),
+	CLI_FLAG("inline", 0,
+		 "native frames get the functions the compiler\n"
+		 "inlined there and their source lines, from the\n"
+		 "modules' DWARF or debug files (read at a\n"
+		 "module's first frame: a pause of the decoding)",
+		 struct record_args, inlines),
 	CLI_FLAG("no-attach", 0,
 		 "do not inject the agent into JVMs without one",
 		 struct record_args, no_attach),
@@ -666,6 +673,7 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 	o->push_timeout_ms = a->push_timeout_s * 1000u;
 	o->filter = &a->filter;
 	o->no_attach = a->no_attach;
+	o->inlines = a->inlines;
 	o->quiet = a->quiet;
 	o->stop = &stop_requested;
 	o->stop_on_signals = true;

@@ -25,6 +25,7 @@ struct report_args {
 	const char *format;
 	bool quiet;
 	bool pinned;
+	bool inlines;
 	struct filter filter;
 };
 
@@ -43,6 +44,10 @@ static const struct cli_option report_opts[] = {
 		 "frame that pinned it (record -e offcpu), as\n"
 		 "lines PINNED_NS<TAB>COUNT<TAB>FRAME",
 		 struct report_args, pinned),
+	CLI_FLAG("inline", 0,
+		 "native frames get their inlined functions and\n"
+		 "source lines from DWARF, as record --inline",
+		 struct report_args, inlines),
 	CLI_FLAG("quiet", 'q', "no notices", struct report_args, quiet),
 	CLI_TEXT("\nFilters:"),
 	CLI_FILTER("pid", "PID[,PID...]", "only these processes",
@@ -143,6 +148,7 @@ int cmd_report(int argc, char **argv)
 	ret = 1;
 	o.replay = a.in;
 	o.quiet = a.quiet;
+	o.inlines = a.inlines;
 	o.filter = &a.filter;
 	/* --pinned is no profile format: written here from the profile */
 	o.nout = a.pinned ? 0 : 1;

@@ -52,6 +52,14 @@ static void write_frame(FILE *f, const struct frame *fr)
 		json_str(f, fr->module);
 		fputs(",\"offset\":", f);
 		json_hex(f, fr->offset);
+		fprintf(f, ",\"inlined\":%s",
+			fr->flags & FRAME_F_INLINED ? "true" : "false");
+		if (fr->source) {
+			fputs(",\"file\":", f);
+			json_str(f, fr->source);
+		}
+		if (fr->line > 0)
+			fprintf(f, ",\"line\":%" PRId32, fr->line);
 		break;
 	case FRAME_JAVA:
 	case FRAME_JAVA_INLINED:

@@ -401,6 +401,87 @@ static uint32_t pp_location_pc(struct pp *pp, const struct frame *f)
 	return id;
 }
 
+/*
+ * frames[0..n): native functions the compiler inlined (FRAME_F_INLINED,
+ * from DWARF) then the frame they are inlined into, all at one pc: ONE
+ * Location whose lines run callee first, as for compiled Java frames, in
+ * the module's mapping at the file offset. Functions carry the source
+ * file. The key is the mapping, the address and every (function, line).
+ */
+static uint32_t pp_location_native(struct pp *pp, const struct frame *fr,
+				   uint32_t n)
+{
+	const struct frame *out = &fr[n - 1];
+	const char *mod = out->module && *out->module ? out->module : NULL;
+	uint64_t addr = mod ? out->offset : out->pc;
+	char tmp[64], name[512];
+	uint32_t id, map = 0;
+	bool named = true;
+	const char *k;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const char *sym = fr[i].symbol && *fr[i].symbol ?
+				  fr[i].symbol : NULL;
+
+		if (!sym) {
+			named = false;
+			if (mod)
+				snprintf(name, sizeof(name), "%s+0x%" PRIx64,
+					 base_name(mod), out->offset);
+			else
+				snprintf(name, sizeof(name), "0x%" PRIx64,
+					 out->pc);
+			sym = name;
+		}
+		pp->fids[i] = pp_function(pp, sym, sym, fr[i].source);
+	}
+	pp->jkey.len = 0;
+	pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "N%p/%" PRIx64,
+					 (const void *)(mod ?
+					 strtab__intern(pp->st, mod) : NULL),
+					 addr));
+	for (uint32_t i = 0; i < n; i++)
+		pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "/%u:%d",
+						pp->fids[i],
+						fr[i].line > 0 ? fr[i].line : 0));
+	if (pp->jkey.oom) {
+		pp->oom = true;
+		return 0;
+	}
+	k = strtab__intern_n(pp->st, (const char *)pp->jkey.buf, pp->jkey.len);
+	if (!k) {
+		pp->oom = true;
+		return 0;
+	}
+	id = pmap_get(&pp->locs, k);
+	if (id)
+		return id;
+	if (mod) {
+		map = pp_mapping(pp, mod);
+		if (map) {
+			struct mapping *m = &pp->mapv[map - 1];
+
+			if (addr + 1 > m->limit)
+				m->limit = addr + 1;
+			if (!named)
+				m->has_functions = false;
+		}
+	}
+	id = ++pp->nlocs;
+	if (pmap_put(&pp->locs, k, id))
+		pp->oom = true;
+	pb_uint(&pp->m1, LOCATION_ID, id);
+	pb_uint(&pp->m1, LOCATION_MAPPING_ID, map);
+	pb_uint(&pp->m1, LOCATION_ADDRESS, addr);
+	for (uint32_t i = 0; i < n; i++) {
+		pb_uint(&pp->m2, LINE_FUNCTION_ID, pp->fids[i]);
+		pb_uint(&pp->m2, LINE_LINE, fr[i].line > 0 ? (uint64_t)fr[i].line : 0);
+		pb_msg(&pp->m1, LOCATION_LINE, &pp->m2);
+	}
+	pb_msg(&pp->out, PROFILE_LOCATION, &pp->m1);
+	return id;
+}
+
 /* function id of a Java frame: pkg.Class.method, + signature as system name */
 static uint32_t pp_java_function(struct pp *pp, const struct frame *f)
 {
@@ -684,6 +765,16 @@ static uint32_t pp_stack_locations(struct pp *pp, const struct trace *t)
 				fr[n].type == FRAME_JAVA))
 				n++;
 			pp->locids[nloc++] = pp_location_java(pp, fr, n);
+		} else if (fr->type == FRAME_NON_JAVA &&
+			   (fr->flags & FRAME_F_INLINED || fr->source ||
+			    fr->line > 0)) {
+			/* the inlined run ends at the frame it is inlined
+			 * into (the first one not inlined, at the same pc) */
+			while (fr[n - 1].flags & FRAME_F_INLINED &&
+			       k + n < nf && fr[n].type == FRAME_NON_JAVA &&
+			       fr[n].pc == fr->pc)
+				n++;
+			pp->locids[nloc++] = pp_location_native(pp, fr, n);
 		} else {
 			pp->locids[nloc++] = pp_location_pc(pp, fr);
 		}

@@ -59,10 +59,14 @@ struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 	pl->sz = symbolizer__new(pl->st);
 	pl->dec = pl->sz ? decoder__new(pl->sz, pl->st) : NULL;
 	pl->frames = calloc(TRACE_MAX_FRAMES, sizeof(*pl->frames));
-	if (!pl->sz || !pl->dec || procs__init(pl) || !pl->frames) {
+	pl->xframes = calloc(TRACE_MAX_FRAMES, sizeof(*pl->xframes));
+	pl->xsrc = calloc(TRACE_MAX_FRAMES, sizeof(*pl->xsrc));
+	if (!pl->sz || !pl->dec || procs__init(pl) || !pl->frames ||
+	    !pl->xframes || !pl->xsrc) {
 		pipeline__free(pl);
 		return NULL;
 	}
+	symbolizer__set_inlines(pl->sz, pl->opts.inlines);
 	return pl;
 }
 
@@ -79,6 +83,8 @@ void pipeline__free(struct pipeline *pl)
 	procs__free(pl);
 	free(pl->str_cache);
 	free(pl->frames);
+	free(pl->xframes);
+	free(pl->xsrc);
 	decoder__free(pl->dec);
 	symbolizer__free(pl->sz);
 	free(pl);
@@ -350,7 +356,10 @@ static bool intern_trace(struct pipeline *pl, struct trace *t)
 		struct frame *f = &t->frames[i];
 
 		/* named through the decoder's memo: the strings are ours */
-		if (decoder__frame_interned(pl->dec, i))
+		if (pl->expanded ? pl->xsrc[i] >= 0 &&
+				   decoder__frame_interned(pl->dec,
+							   (uint32_t)pl->xsrc[i]) :
+				   decoder__frame_interned(pl->dec, i))
 			continue;
 		if (f->klass && !intern_java(pl, f))
 			return false;
@@ -399,6 +408,47 @@ static void sample_values(const struct asgst_sample_hdr *h,
 	}
 }
 
+/*
+ * Native frames get the functions the compiler inlined at their pcs, and
+ * their source lines, from their modules' DWARF (symbolizer__inlines):
+ * each inlined function a frame of its own before the frame it is inlined
+ * into. The first frame after the kernel's is where the thread was; every
+ * later one is a return address. The trace moves to pl->xframes when a
+ * frame was added; frames past TRACE_MAX_FRAMES are left out at the root.
+ */
+static void expand_inlines(struct pipeline *pl, struct trace *t, pid_t pid)
+{
+	uint32_t k = 0, added = 0;
+	bool call = false;
+
+	pl->expanded = false;
+	if (!pl->opts.inlines)
+		return;
+	for (uint32_t i = 0; i < t->nframes && k < TRACE_MAX_FRAMES; i++) {
+		struct frame *f = &t->frames[i];
+		uint32_t n = 0;
+
+		if (f->type == FRAME_NON_JAVA) {
+			n = symbolizer__inlines(pl->sz, pid, f, call,
+						pl->xframes + k,
+						TRACE_MAX_FRAMES - k - 1);
+			for (uint32_t j = 0; j < n; j++)
+				pl->xsrc[k + j] = -1;
+			k += n;
+			added += n;
+		}
+		if (f->type != FRAME_KERNEL)
+			call = true;
+		pl->xsrc[k] = (int32_t)i;
+		pl->xframes[k++] = *f;
+	}
+	if (!added)
+		return;
+	t->frames = pl->xframes;
+	t->nframes = k;
+	pl->expanded = true;
+}
+
 static void decode_one(struct pipeline *pl, const struct queued *q,
 		       uint64_t now)
 {
@@ -442,6 +492,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	for (uint32_t o = 0; s.window && o < s.hdr->window_len; o += 64)
 		__builtin_prefetch(s.window + o);
 	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
+	expand_inlines(pl, &t, (pid_t)s.hdr->pid);
 	t.comm = ps->comm;
 	t.container_id = ps->container_id;
 	t.pod_uid = ps->pod_uid;

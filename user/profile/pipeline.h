@@ -58,6 +58,9 @@ struct pipeline_opts {
 	const struct filter *filter;	/* NULL: keep every stack */
 	const struct pipeline_sink *sink;	/* also keep the samples */
 	bool offline;			/* report: never look at /proc */
+	/* native frames' inlined functions and lines from DWARF
+	 * (record --inline; symbolizer__inlines) */
+	bool inlines;
 	/* -e alloc/lock: each JVM is asked and probed (jvm_events.h) */
 	struct jvm_events *jvm_events;
 };

@@ -80,6 +80,12 @@ struct pipeline {
 	struct queue queue;		/* waiting to be decoded */
 	struct offcpu offcpu;		/* waiting for their END */
 	struct frame *frames;
+	/* the trace again with native frames' inlined functions in
+	 * (pipeline.c, expand_inlines): TRACE_MAX_FRAMES each; xsrc[k] is
+	 * the index in frames of xframes[k], -1 for an inlined one */
+	struct frame *xframes;
+	int32_t *xsrc;
+	bool expanded;			/* the trace is in xframes */
 	uint64_t decode_seq;		/* samples decoded so far: their index */
 	uint64_t sink_seq0;		/* decode_seq of the sink's first */
 	uint64_t last_update_ns;	/* code maps last caught up */

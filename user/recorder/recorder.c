@@ -139,6 +139,7 @@ static int open_live(struct recorder *r)
 	char err[512];
 
 	po.no_attach = r->o.no_attach;
+	po.inlines = r->o.inlines;
 	if (!r->o.no_attach) {
 		if (attach__find_agent(r->agent, sizeof(r->agent), err,
 				       sizeof(err)))
@@ -214,7 +215,8 @@ int recorder__open(struct recorder **out, const struct recorder_opts *o)
 int recorder__open_replay(struct recorder **out,
 			  const struct recorder_opts *o)
 {
-	struct pipeline_opts po = { .offline = true };
+	struct pipeline_opts po = { .offline = true,
+				    .inlines = o->inlines };
 	struct recorder *r = recorder_new(o, "report");
 
 	*out = r;

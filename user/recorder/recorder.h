@@ -120,6 +120,7 @@ struct recorder_opts {
 	/* the stacks kept (NULL: all); --container resolves into it */
 	struct filter *filter;
 	bool no_attach;		/* never inject the agent */
+	bool inlines;		/* --inline: native inlined frames, lines */
 	bool quiet;		/* no notices, no status line */
 	/* recorder__run returns once *stop is set (NULL: never); with
 	 * stop_on_signals SIGINT and SIGTERM set it, from the moment

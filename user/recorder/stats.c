@@ -198,6 +198,13 @@ static void print_unwind_stats(const struct recorder *r)
 		(unsigned long long)ss.cfi_hits,
 		(unsigned long long)ss.cfi_misses, ss.module_bytes / 1024,
 		ss.modules_refused);
+	fprintf(stderr, "stats: dwarf_modules=%zu dwarf_kib=%zu "
+		"dwarf_refused=%zu dwarf_read_ms=%.1f inline_cached=%llu "
+		"inline_looked_up=%llu inline_cache_full=%llu\n",
+		ss.dwarf_modules, ss.dwarf_bytes / 1024, ss.dwarf_refused,
+		ss.dwarf_ns / 1e6, (unsigned long long)ss.inline_hits,
+		(unsigned long long)ss.inline_misses,
+		(unsigned long long)ss.inline_cache_full);
 	if (r->sb)
 		r->ops->sideband_stats(r->sb, &sbs);
 	maplog__stats(r->ml, &ms);

@@ -547,6 +547,32 @@ static int open_debug_file(struct elf_module *m, Elf *e,
 	return -1;
 }
 
+int elf_debug_file_open(int fd, const struct elf_module_opts *o)
+{
+	struct elf_module *m;
+	unsigned int src = 0;
+	int dfd = -ENOENT;
+	Elf *e;
+
+	e = elf_begin_fd(fd);
+	if (!e)
+		return -ENOEXEC;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto cleanup;
+	if (elf_kind(e) == ELF_K_ELF) {
+		m->build_id_len = find_build_id(e, m->build_id,
+						sizeof(m->build_id));
+		dfd = open_debug_file(m, e, o, &src);
+		if (dfd < 0)
+			dfd = -ENOENT;
+	}
+cleanup:
+	free(m);
+	elf_end(e);
+	return dfd;
+}
+
 static struct elf_module *load_elf(Elf *e, const struct elf_module_opts *o,
 				   bool allow_debug)
 {

@@ -64,6 +64,15 @@ struct Elf *elf_open_fd(int fd);
  */
 #define ELF_ENTRY_CODE_BYTES	64
 
+/*
+ * The separate debug file of the ELF file on fd, found as
+ * elf_module__load() finds one for symbols (by build-id under
+ * o->debug_root, then under the target's /usr/lib/debug; then by
+ * .gnu_debuglink), whether or not fd has a .symtab: its fd, which the
+ * caller closes, or -ENOENT. o->refused as for elf_module__load().
+ */
+int elf_debug_file_open(int fd, const struct elf_module_opts *o);
+
 /* load a module from fd (fd stays owned by the caller); NULL + errno */
 struct elf_module *elf_module__load(int fd, const struct elf_module_opts *o);
 /* load from an in-memory image (the vdso); NULL + errno */

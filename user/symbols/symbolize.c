@@ -34,6 +34,7 @@
 #include "util/strtab.h"
 #include "util/u64map.h"
 #include "symbols/cfi.h"
+#include "symbols/dwarf_lines.h"
 #include "symbols/symbolize.h"
 
 #define PROC_BUCKETS	1024
@@ -72,6 +73,18 @@ struct module {
 	uid_t cost_uid;
 	size_t refs;			/* mappings of cached processes */
 	uint64_t idle_since;		/* symbolizer__forget's clock */
+	uint64_t id;			/* never reused: the inline cache's key */
+	/*
+	 * Its DWARF (inlined functions, lines): read at the first frame of
+	 * the module named with them, from the file itself when it has
+	 * .debug_info, else from its separate debug file. The file is
+	 * opened again then: dev and inode of the one loaded, to know it.
+	 */
+	struct dwarf_lines *dw;
+	bool dw_tried;
+	dev_t st_dev;
+	ino_t st_ino;
+	size_t dw_bytes;		/* part of cost */
 };
 
 struct devino {
@@ -126,6 +139,9 @@ struct symbolizer {
 	struct cfi_cache *cfi_cache;	/* rows by (module, pc), bounded */
 	struct sym_cache *sym_cache;	/* names by (module, pc): see below */
 	struct pc_cache *pc_cache;	/* frames by (pid, maps, pc): below */
+	struct inl_cache *inl_cache;	/* inline chains by (module, pc) */
+	bool inlines;			/* symbolizer__set_inlines */
+	uint64_t mod_ids;		/* modules made so far (module->id) */
 	uint64_t maps_gen;		/* loads of maps so far */
 	struct proc *last_proc;		/* proc_get's last answer */
 	symbolizer_maps_fn maps_fallback;	/* gone processes' maps */
@@ -138,6 +154,9 @@ struct symbolizer {
 	struct u64map path_bids, path_bid_root;
 	bool refused_said;
 };
+
+struct inl_cache;
+static void inl_cache_free(struct inl_cache *c);
 
 struct symbolizer *symbolizer__new(struct strtab *st)
 {
@@ -208,9 +227,11 @@ void symbolizer__free(struct symbolizer *sz)
 		sz->modules = m->next;
 		elf_module__free(m->elf);
 		cfi_table__free(m->cfi);
+		dwarf_lines__free(m->dw);
 		free(m);
 	}
 	kallsyms__free(sz->ks);
+	inl_cache_free(sz->inl_cache);
 	cfi_cache__free(sz->cfi_cache);
 	u64map__free(&sz->owner_bytes);
 	u64map__free(&sz->path_bids);
@@ -437,6 +458,7 @@ static struct module *module_for(struct symbolizer *sz, const uint8_t *id,
 		return NULL;
 	}
 	m->elf = elf;
+	m->id = ++sz->mod_ids;
 	if (idlen) {
 		memcpy(m->build_id, id, idlen);
 		m->build_id_len = idlen;
@@ -547,6 +569,8 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 	if (fstat(fd, &st)) {
 		owner = (uid_t)-1;
 		file_uid = (uid_t)-2;	/* unknown: a user's share */
+		st.st_dev = 0;
+		st.st_ino = 0;
 	} else {
 		owner = share_owner(&st);
 		file_uid = st.st_uid;
@@ -593,8 +617,11 @@ static struct module *resolve_module(struct symbolizer *sz, pid_t pid,
 		goto remember;
 	}
 	m = module_for(sz, id, idlen > 0 ? (size_t)idlen : 0, owner, elf);
-	if (m && m->elf == elf)
+	if (m && m->elf == elf) {
 		charge(sz, m, file_uid, cost);
+		m->st_dev = st.st_dev;
+		m->st_ino = st.st_ino;
+	}
 	module_set_cfi(sz, m, cfi);
 remember:
 	if (!e->inode)
@@ -1209,6 +1236,285 @@ int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 	return out->symbol ? 0 : -ENOENT;
 }
 
+/*
+ * Inlined functions and lines by (module, file vaddr looked up): a hot
+ * loop's few pcs come back in every sample, and each lookup walks the
+ * DIEs of a compile unit. Direct-mapped; the chains it keeps take at most
+ * INL_CACHE_BYTES (past it an answer is not kept, and counted). Keys are
+ * module ids, never reused, so a freed module's entries only wait to be
+ * replaced. Strings are interned.
+ */
+#define INL_CACHE_SLOTS	8192	/* 1 << 13: the top 13 bits of a hash */
+#define INL_CACHE_BYTES	(16u << 20)
+/* a module's debug sections read for its DWARF, at most (inflated) */
+#define DWARF_BYTES_MAX	(1ull << 30)
+
+struct inl_ent {
+	const char *name;		/* display name; NULL: unknown */
+	const char *file;
+	int32_t line;			/* -1: unknown */
+};
+
+struct inl_slot {
+	uint64_t mod_id;		/* 0: empty */
+	uint64_t vaddr;
+	uint32_t n;			/* 0: no DWARF there */
+	struct inl_ent *e;		/* n entries, the function last */
+};
+
+struct inl_cache {
+	struct inl_slot s[INL_CACHE_SLOTS];
+	size_t bytes;			/* of the entries kept */
+};
+
+static void inl_cache_free(struct inl_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < INL_CACHE_SLOTS; i++)
+		free(c->s[i].e);
+	free(c);
+}
+
+static struct inl_slot *inl_slot(struct symbolizer *sz, uint64_t id,
+				 uint64_t vaddr)
+{
+	if (!sz->inl_cache &&
+	    !(sz->inl_cache = calloc(1, sizeof(*sz->inl_cache))))
+		return NULL;
+	return &sz->inl_cache->s[((vaddr ^ id * 0x9e3779b97f4a7c15ull) *
+				  0xff51afd7ed558ccdull) >> 51];
+}
+
+/* the same file as the one m was loaded from */
+static bool module_same_file(const struct module *m, int fd,
+			     const struct stat *st)
+{
+	uint8_t id[ELF_BUILD_ID_MAX];
+	int n;
+
+	if (m->st_ino && st->st_dev == m->st_dev && st->st_ino == m->st_ino)
+		return true;
+	if (!m->build_id_len)
+		return false;
+	n = elf_read_build_id(fd, id, sizeof(id));
+	return n == (int)m->build_id_len && !memcmp(id, m->build_id, n);
+}
+
+/*
+ * The module's file opened again (for its DWARF): through the process's
+ * root while it lives, else by its path on the host (a recording's
+ * processes, gone ones), then the mapped file itself; only the file the
+ * module was loaded from. *root_fd gets the root used (the caller closes
+ * it, when >= 0): its /usr/lib/debug is searched too.
+ */
+static int module_reopen(struct proc *p, const struct pmap *pm, int *root_fd)
+{
+	bool live = !p->offline && !p->gone;
+	char mf[96];
+	struct stat st;
+	int fd;
+
+	*root_fd = live ? safe_open__root(p->pid) : -1;
+	if (*root_fd < 0)
+		*root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = safe_open(*root_fd, pm->m.path, 0, ELF_FILE_MAX, &st, NULL, 0);
+	if (fd >= 0 && module_same_file(pm->mod, fd, &st))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	if (!live)
+		return -ENOENT;
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)p->pid,
+		 (unsigned long long)pm->m.start, (unsigned long long)pm->m.end);
+	fd = safe_open(SAFE_OPEN_HOST, mf, SAFE_OPEN_PROC_LINK, ELF_FILE_MAX,
+		       &st, NULL, 0);
+	if (fd >= 0 && module_same_file(pm->mod, fd, &st))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -ENOENT;
+}
+
+/*
+ * The module's DWARF, once: from its file when that has .debug_info, else
+ * from its separate debug file (as its symbols find one). What it holds
+ * is charged to the file's owner like the module's other tables; past the
+ * limits it is not kept (counted in dwarf_refused).
+ */
+static void module_load_dwarf(struct symbolizer *sz, struct proc *p,
+			      struct pmap *pm)
+{
+	struct module *m = pm->mod;
+	uint64_t t0 = clock__mono_ns(), max;
+	struct dwarf_lines *dw = NULL;
+	int fd = -1, dfd, root_fd = -1;
+	size_t bytes;
+
+	m->dw_tried = true;
+	if (m == sz->vdso || !pm->m.path || pm->m.path[0] != '/')
+		return;
+	max = m->cost_uid ? sz->user_bytes_max : sz->mod_bytes_max;
+	if (max > DWARF_BYTES_MAX)
+		max = DWARF_BYTES_MAX;
+	fd = module_reopen(p, pm, &root_fd);
+	if (fd < 0)
+		goto cleanup;
+	dw = dwarf_lines__open(fd, max);
+	if (!dw && errno == ENOENT) {
+		struct elf_module_opts o = {
+			.debug_root = sz->debug_root,
+			.root_fd = root_fd,
+			.path = pm->m.path,
+		};
+
+		dfd = elf_debug_file_open(fd, &o);
+		if (dfd >= 0) {
+			dw = dwarf_lines__open(dfd, max);
+			close(dfd);
+		}
+	}
+	if (!dw) {
+		if (errno == EFBIG || errno == ENOTSUP)
+			sz->stats.dwarf_refused++;
+		goto cleanup;
+	}
+	bytes = dwarf_lines__bytes(dw);
+	if (!budget_room(sz, m->cost_uid, bytes)) {
+		dwarf_lines__free(dw);
+		sz->stats.dwarf_refused++;
+		goto cleanup;
+	}
+	m->dw = dw;
+	m->dw_bytes = bytes;
+	m->cost += bytes;
+	sz->mod_bytes += bytes;
+	if (m->cost_uid)
+		set_owner_bytes(sz, m->cost_uid,
+				owner_bytes(sz, m->cost_uid) + bytes);
+	sz->stats.dwarf_modules++;
+	sz->stats.dwarf_bytes += bytes;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (root_fd >= 0)
+		close(root_fd);
+	sz->stats.dwarf_ns += clock__mono_ns() - t0;
+}
+
+/* a DWARF function name as frames show names: demangled, short */
+static const char *inl_name(struct symbolizer *sz, const char *raw)
+{
+	char buf[NAME_MAX_LEN];
+
+	if (!raw || demangle__short(raw, buf, sizeof(buf)) < 0)
+		return NULL;
+	return strtab__intern(sz->st, buf);
+}
+
+/* the chain at vaddr of m from its DWARF, kept in slot when there is room */
+static uint32_t inl_lookup(struct symbolizer *sz, struct module *m,
+			   uint64_t vaddr, struct inl_slot *slot,
+			   struct inl_ent *e)
+{
+	struct dwarf_line_frame df[DWARF_LINES_MAX];
+	int n = dwarf_lines__find(m->dw, vaddr, df, DWARF_LINES_MAX);
+	struct inl_cache *c = sz->inl_cache;
+	size_t need;
+
+	if (n < 0)
+		n = 0;
+	for (int i = 0; i < n; i++) {
+		e[i].name = inl_name(sz, df[i].name);
+		e[i].file = df[i].file ? strtab__intern(sz->st, df[i].file) :
+					 NULL;
+		e[i].line = df[i].line > 0 ? df[i].line : -1;
+	}
+	if (!slot || !c)
+		return (uint32_t)n;
+	need = (size_t)n * sizeof(*e);
+	c->bytes -= slot->n * sizeof(*e);
+	free(slot->e);
+	*slot = (struct inl_slot){ 0 };
+	if (c->bytes + need > INL_CACHE_BYTES) {
+		sz->stats.inline_cache_full++;
+		return (uint32_t)n;
+	}
+	if (n && !(slot->e = malloc(need)))
+		return (uint32_t)n;
+	if (n)
+		memcpy(slot->e, e, need);
+	slot->mod_id = m->id;
+	slot->vaddr = vaddr;
+	slot->n = (uint32_t)n;
+	c->bytes += need;
+	return (uint32_t)n;
+}
+
+void symbolizer__set_inlines(struct symbolizer *sz, bool on)
+{
+	if (sz)
+		sz->inlines = on;
+}
+
+uint32_t symbolizer__inlines(struct symbolizer *sz, pid_t pid,
+			     struct frame *f, bool call, struct frame *out,
+			     uint32_t max)
+{
+	struct inl_ent buf[DWARF_LINES_MAX];
+	const struct inl_ent *e = buf;
+	struct inl_slot *slot;
+	struct module *m;
+	struct pmap *pm;
+	struct proc *p;
+	uint64_t vaddr;
+	uint32_t n, k;
+
+	if (!sz || !sz->inlines || f->type != FRAME_NON_JAVA || !f->pc ||
+	    (f->flags & (FRAME_F_STUB | FRAME_F_INLINED)))
+		return 0;
+	pm = find_pmap(sz, pid, f->pc);
+	p = proc_get(sz, pid, false);
+	if (!pm || !p || !pm->m.exec || !(m = pm->mod) || !m->elf)
+		return 0;
+	if (!m->dw_tried)
+		module_load_dwarf(sz, p, pm);
+	if (!m->dw)
+		return 0;
+	/* a return address: the call is the instruction before it */
+	vaddr = f->offset - (call && f->offset ? 1 : 0);
+	slot = inl_slot(sz, m->id, vaddr);
+	if (slot && slot->mod_id == m->id && slot->vaddr == vaddr) {
+		sz->stats.inline_hits++;
+		n = slot->n;
+		e = slot->e;
+	} else {
+		sz->stats.inline_misses++;
+		n = inl_lookup(sz, m, vaddr, slot, buf);
+	}
+	if (!n)
+		return 0;
+	f->source = e[n - 1].file;
+	f->line = e[n - 1].line;
+	if (!f->symbol && e[n - 1].name)
+		f->symbol = e[n - 1].name;
+	for (k = 0; k + 1 < n && k < max; k++)
+		out[k] = (struct frame){
+			.type = FRAME_NON_JAVA,
+			.comp_level = -1,
+			.bci = -1,
+			.flags = FRAME_F_INLINED |
+				 (f->flags & FRAME_F_JVM_CPP),
+			.line = e[k].line,
+			.pc = f->pc,
+			.offset = f->offset,
+			.symbol = e[k].name,
+			.module = f->module,
+			.source = e[k].file,
+		};
+	return k;
+}
+
 int symbolizer__cfi(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		    struct cfi_row *row)
 {
@@ -1296,7 +1602,8 @@ int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out)
 static size_t module_cost(const struct module *m)
 {
 	return (m->elf ? elf_module__nsyms(m->elf) * 64 : 0) +
-	       (m->cfi ? cfi_table__bytes(m->cfi) : 0) + sizeof(*m);
+	       (m->cfi ? cfi_table__bytes(m->cfi) : 0) + m->dw_bytes +
+	       sizeof(*m);
 }
 
 static void module_unlink(struct symbolizer *sz, struct module *m)
@@ -1348,6 +1655,12 @@ static void module_destroy(struct symbolizer *sz, struct module *m)
 		sz->stats.cfi_bytes -= sz->stats.cfi_bytes >= b ?
 				       b : sz->stats.cfi_bytes;
 		cfi_table__free(m->cfi);
+	}
+	if (m->dw) {
+		sz->stats.dwarf_modules -= sz->stats.dwarf_modules ? 1 : 0;
+		sz->stats.dwarf_bytes -= sz->stats.dwarf_bytes >= m->dw_bytes ?
+					 m->dw_bytes : sz->stats.dwarf_bytes;
+		dwarf_lines__free(m->dw);
 	}
 	elf_module__free(m->elf);
 	free(m);

@@ -49,6 +49,27 @@ void symbolizer__free(struct symbolizer *sz);
 int symbolizer__native(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		       struct frame *out);
 /*
+ * The functions the compiler inlined at native frame f of pid, and its
+ * source line, from its module's DWARF (symbols/dwarf_lines.h; read at
+ * the module's first frame named here, from the module or its separate
+ * debug file). f is as symbolizer__native() filled it; call: its pc is a
+ * return address, not where the thread was, so the call before it is
+ * looked up (as perf and addr2line do with pc - 1). f->source and
+ * f->line get the file and line of f's function (its symbol, when it had
+ * none, the DWARF's name); out[0..max) the inlined functions, innermost
+ * first, each a FRAME_NON_JAVA frame with FRAME_F_INLINED, its file and
+ * line, and f's pc, offset and module. Returns how many were written; 0
+ * when the module has no DWARF for the pc (f untouched then).
+ */
+uint32_t symbolizer__inlines(struct symbolizer *sz, pid_t pid,
+			     struct frame *f, bool call, struct frame *out,
+			     uint32_t max);
+/*
+ * symbolizer__inlines on (record --inline) or off (the default: it then
+ * gives nothing, and no DWARF is read)
+ */
+void symbolizer__set_inlines(struct symbolizer *sz, bool on);
+/*
  * The CFI row (symbols/cfi.h) at user pc of pid, cached. 0; -ESRCH when
  * no executable mapping holds pc, -ENODATA when its module has no CFI,
  * -ENOENT when no FDE covers pc (or libdw cannot parse it).
@@ -122,6 +143,13 @@ struct symbolizer_stats {
 	size_t maps_fallback;	/* maps of gone processes from the fallback */
 	size_t modules_refused;	/* over the modules' memory limits */
 	size_t module_bytes;	/* the modules' tables now (about) */
+	size_t dwarf_modules;	/* modules whose DWARF is read */
+	size_t dwarf_bytes;	/* their debug sections held */
+	size_t dwarf_refused;	/* DWARF over the limits, or dwz/split */
+	uint64_t dwarf_ns;	/* time spent reading DWARF */
+	uint64_t inline_hits;	/* inline chains found in their cache */
+	uint64_t inline_misses;	/* ... looked up in the DWARF */
+	uint64_t inline_cache_full;	/* not kept: the cache at its cap */
 };
 void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out);
 /*
