@@ -402,6 +402,43 @@ static uint32_t pp_location_pc(struct pp *pp, const struct frame *f)
 }
 
 /*
+ * The key of a Location of an inline chain, fr[0..n) with their function
+ * ids in pp->fids: head (what tells the code apart: address, mapping)
+ * then (function, line) per frame, in a buffer of its own (pp_function()
+ * reuses pp->key). Interned; NULL with pp->oom set when out of memory.
+ */
+static const char *pp_chain_key(struct pp *pp, const char *head,
+				const struct frame *fr, uint32_t n)
+{
+	char tmp[32];
+	const char *k;
+
+	pp->jkey.len = 0;
+	pb_raw(&pp->jkey, head, strlen(head));
+	for (uint32_t i = 0; i < n; i++)
+		pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "/%u:%d",
+						pp->fids[i],
+						fr[i].line > 0 ? fr[i].line : 0));
+	k = pp->jkey.oom ? NULL :
+	    strtab__intern_n(pp->st, (const char *)pp->jkey.buf, pp->jkey.len);
+	if (!k)
+		pp->oom = true;
+	return k;
+}
+
+/* the Location in pp->m1 gets a Line per frame of the chain, callee
+ * first, and goes out */
+static void pp_chain_lines(struct pp *pp, const struct frame *fr, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		pb_uint(&pp->m2, LINE_FUNCTION_ID, pp->fids[i]);
+		pb_uint(&pp->m2, LINE_LINE, fr[i].line > 0 ? (uint64_t)fr[i].line : 0);
+		pb_msg(&pp->m1, LOCATION_LINE, &pp->m2);
+	}
+	pb_msg(&pp->out, PROFILE_LOCATION, &pp->m1);
+}
+
+/*
  * frames[0..n): native functions the compiler inlined (FRAME_F_INLINED,
  * from DWARF) then the frame they are inlined into, all at one pc: ONE
  * Location whose lines run callee first, as for compiled Java frames, in
@@ -435,24 +472,11 @@ static uint32_t pp_location_native(struct pp *pp, const struct frame *fr,
 		}
 		pp->fids[i] = pp_function(pp, sym, sym, fr[i].source);
 	}
-	pp->jkey.len = 0;
-	pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "N%p/%" PRIx64,
-					 (const void *)(mod ?
-					 strtab__intern(pp->st, mod) : NULL),
-					 addr));
-	for (uint32_t i = 0; i < n; i++)
-		pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "/%u:%d",
-						pp->fids[i],
-						fr[i].line > 0 ? fr[i].line : 0));
-	if (pp->jkey.oom) {
-		pp->oom = true;
+	snprintf(tmp, sizeof(tmp), "N%p/%" PRIx64,
+		 (const void *)(mod ? strtab__intern(pp->st, mod) : NULL), addr);
+	k = pp_chain_key(pp, tmp, fr, n);
+	if (!k)
 		return 0;
-	}
-	k = strtab__intern_n(pp->st, (const char *)pp->jkey.buf, pp->jkey.len);
-	if (!k) {
-		pp->oom = true;
-		return 0;
-	}
 	id = pmap_get(&pp->locs, k);
 	if (id)
 		return id;
@@ -473,12 +497,7 @@ static uint32_t pp_location_native(struct pp *pp, const struct frame *fr,
 	pb_uint(&pp->m1, LOCATION_ID, id);
 	pb_uint(&pp->m1, LOCATION_MAPPING_ID, map);
 	pb_uint(&pp->m1, LOCATION_ADDRESS, addr);
-	for (uint32_t i = 0; i < n; i++) {
-		pb_uint(&pp->m2, LINE_FUNCTION_ID, pp->fids[i]);
-		pb_uint(&pp->m2, LINE_LINE, fr[i].line > 0 ? (uint64_t)fr[i].line : 0);
-		pb_msg(&pp->m1, LOCATION_LINE, &pp->m2);
-	}
-	pb_msg(&pp->out, PROFILE_LOCATION, &pp->m1);
+	pp_chain_lines(pp, fr, n);
 	return id;
 }
 
@@ -517,22 +536,10 @@ static uint32_t pp_location_java(struct pp *pp, const struct frame *fr, uint32_t
 
 	for (uint32_t i = 0; i < n; i++)
 		pp->fids[i] = pp_java_function(pp, &fr[i]);
-	pp->jkey.len = 0;
-	pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "J%" PRIx64,
-					 fr[n - 1].code_pc));
-	for (uint32_t i = 0; i < n; i++)
-		pb_raw(&pp->jkey, tmp, snprintf(tmp, sizeof(tmp), "/%u:%d",
-						pp->fids[i],
-						fr[i].line > 0 ? fr[i].line : 0));
-	if (pp->jkey.oom) {
-		pp->oom = true;
+	snprintf(tmp, sizeof(tmp), "J%" PRIx64, fr[n - 1].code_pc);
+	k = pp_chain_key(pp, tmp, fr, n);
+	if (!k)
 		return 0;
-	}
-	k = strtab__intern_n(pp->st, (const char *)pp->jkey.buf, pp->jkey.len);
-	if (!k) {
-		pp->oom = true;
-		return 0;
-	}
 	id = pmap_get(&pp->locs, k);
 	if (id)
 		return id;
@@ -542,12 +549,7 @@ static uint32_t pp_location_java(struct pp *pp, const struct frame *fr, uint32_t
 	pb_uint(&pp->m1, LOCATION_ID, id);
 	if (fr[n - 1].code_pc)
 		pb_uint(&pp->m1, LOCATION_ADDRESS, fr[n - 1].code_pc);
-	for (uint32_t i = 0; i < n; i++) {
-		pb_uint(&pp->m2, LINE_FUNCTION_ID, pp->fids[i]);
-		pb_uint(&pp->m2, LINE_LINE, fr[i].line > 0 ? (uint64_t)fr[i].line : 0);
-		pb_msg(&pp->m1, LOCATION_LINE, &pp->m2);
-	}
-	pb_msg(&pp->out, PROFILE_LOCATION, &pp->m1);
+	pp_chain_lines(pp, fr, n);
 	return id;
 }
 

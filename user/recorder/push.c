@@ -140,8 +140,6 @@ int recorder_push_open(struct recorder *r)
 
 /* series order: service, process, container, pod, event (interned
  * strings: their addresses are their identities) */
-static const struct profile *sort_prof;
-
 static int cmp_ptr(const void *a, const void *b)
 {
 	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
@@ -161,11 +159,11 @@ static int series_cmp(const struct trace *a, const struct trace *b)
 	return (int)a->event - (int)b->event;
 }
 
-static int idx_cmp(const void *a, const void *b)
+static int idx_cmp(const void *a, const void *b, void *prof)
 {
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	int c = series_cmp(&profile__stack(sort_prof, i)->trace,
-			   &profile__stack(sort_prof, j)->trace);
+	int c = series_cmp(&profile__stack(prof, i)->trace,
+			   &profile__stack(prof, j)->trace);
 
 	return c ? c : (i > j) - (i < j);
 }
@@ -269,8 +267,7 @@ void recorder_push_period(struct recorder *r, time_t from, time_t until)
 	}
 	for (i = 0; i < n; i++)
 		rp->idx[i] = (uint32_t)i;
-	sort_prof = r->prof;
-	qsort(rp->idx, n, sizeof(*rp->idx), idx_cmp);
+	qsort_r(rp->idx, n, sizeof(*rp->idx), idx_cmp, r->prof);
 	if (until <= from)
 		until = from + 1;
 	for (i = 0; i < n; i = j) {
