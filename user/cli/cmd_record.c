@@ -50,6 +50,9 @@ struct record_args {
 	bool unwind_fp;		/* --unwind fp: no window for non-JVMs */
 	bool no_attach;
 	bool inlines;		/* --inline */
+	const char *debuginfod;	/* --debuginfod URLS */
+	bool no_debuginfod;	/* --no-debuginfod */
+	uint32_t debuginfod_timeout_s;	/* --debuginfod-timeout */
 	bool quiet;
 	bool stats;
 	uint64_t switch_ns;	/* --switch-output: a period; 0: one file */
@@ -317,6 +320,15 @@ static int opt_push_timeout(const struct cli_call *c, const char *arg)
 		       "--push-timeout", "a number of seconds from 1 to 600");
 }
 
+static int opt_debuginfod_timeout(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+
+	return set_u32(c, arg, 1, 600, false, &a->debuginfod_timeout_s,
+		       "--debuginfod-timeout",
+		       "a number of seconds from 1 to 600");
+}
+
 static int opt_window(const struct cli_call *c, const char *arg)
 {
 	struct record_args *a = c->args;
@@ -507,9 +519,23 @@ static const struct cli_option record_opts[] = {
 	CLI_FLAG("inline", 0,
 		 "native frames get the functions the compiler\n"
 		 "inlined there and their source lines, from the\n"
-		 "modules' DWARF or debug files (read at a\n"
-		 "module's first frame: a pause of the decoding)",
+		 "modules' DWARF or debug files (read on a thread\n"
+		 "of their own; the stacks that wait for them are\n"
+		 "held, decoded, and written once it is read)",
 		 struct record_args, inlines),
+	CLI_STRING("debuginfod", 0, "URLS",
+		   "--inline: ask these debuginfod servers (space-\n"
+		   "separated, as DEBUGINFOD_URLS, which is used when\n"
+		   "this is not given) for the debug files of\n"
+		   "modules that have none here, in the background",
+		   struct record_args, debuginfod),
+	CLI_FLAG("no-debuginfod", 0,
+		 "never ask debuginfod servers, DEBUGINFOD_URLS or not",
+		 struct record_args, no_debuginfod),
+	CLI_OPT("debuginfod-timeout", 0, "SECONDS",
+		"one debug file's fetch at most (default 10); the\n"
+		"end of a recording waits at most 5 s for them",
+		opt_debuginfod_timeout),
 	CLI_FLAG("no-attach", 0,
 		 "do not inject the agent into JVMs without one",
 		 struct record_args, no_attach),
@@ -674,6 +700,7 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 	o->filter = &a->filter;
 	o->no_attach = a->no_attach;
 	o->inlines = a->inlines;
+	o->debuginfod_timeout_s = a->debuginfod_timeout_s;
 	o->quiet = a->quiet;
 	o->stop = &stop_requested;
 	o->stop_on_signals = true;
@@ -796,6 +823,9 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	engine_opts(&a, &o);
+	if (a.inlines)
+		o.debuginfod_urls = cli_debuginfod(a.debuginfod,
+						   a.no_debuginfod, a.quiet);
 	ret = recorder__open(&rec, &o);
 	if (ret)
 		goto cleanup;

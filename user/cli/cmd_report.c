@@ -26,6 +26,8 @@ struct report_args {
 	bool quiet;
 	bool pinned;
 	bool inlines;
+	const char *debuginfod;
+	bool no_debuginfod;
 	struct filter filter;
 };
 
@@ -48,6 +50,13 @@ static const struct cli_option report_opts[] = {
 		 "native frames get their inlined functions and\n"
 		 "source lines from DWARF, as record --inline",
 		 struct report_args, inlines),
+	CLI_STRING("debuginfod", 0, "URLS",
+		   "--inline: ask these debuginfod servers (else\n"
+		   "DEBUGINFOD_URLS) for missing debug files",
+		   struct report_args, debuginfod),
+	CLI_FLAG("no-debuginfod", 0,
+		 "never ask debuginfod servers",
+		 struct report_args, no_debuginfod),
 	CLI_FLAG("quiet", 'q', "no notices", struct report_args, quiet),
 	CLI_TEXT("\nFilters:"),
 	CLI_FILTER("pid", "PID[,PID...]", "only these processes",
@@ -149,6 +158,9 @@ int cmd_report(int argc, char **argv)
 	o.replay = a.in;
 	o.quiet = a.quiet;
 	o.inlines = a.inlines;
+	if (a.inlines)
+		o.debuginfod_urls = cli_debuginfod(a.debuginfod,
+						   a.no_debuginfod, a.quiet);
 	o.filter = &a.filter;
 	/* --pinned is no profile format: written here from the profile */
 	o.nout = a.pinned ? 0 : 1;

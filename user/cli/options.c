@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/options.h"
+#include "symbols/debug_loader.h"
 #include "profile/filter.h"
 #include "util/err.h"
 
@@ -185,4 +186,18 @@ cleanup:
 	free(lo);
 	free(so);
 	return rc;
+}
+
+const char *cli_debuginfod(const char *urls, bool no_debuginfod, bool quiet)
+{
+	char err[512];
+	const char *u;
+
+	if (no_debuginfod)
+		return NULL;
+	u = debug_loader__env(urls, 0, err, sizeof(err));
+	if (!u && err[0] && !quiet)
+		fprintf(stderr, "asgst-bpf: %s; debug files are not fetched\n",
+			err);
+	return u;
 }

@@ -115,4 +115,12 @@ int options__help(const struct cli_call *c, const char *arg);
 
 #define CLI_NOPTS(tab)	(sizeof(tab) / sizeof((tab)[0]))
 
+/*
+ * --inline's debuginfod servers: urls (--debuginfod), else
+ * DEBUGINFOD_URLS; none with no_debuginfod. Sets libdebuginfod's
+ * environment (call it before any thread starts); a cache that cannot be
+ * used is said in one line, and nothing is fetched. NULL: none.
+ */
+const char *cli_debuginfod(const char *urls, bool no_debuginfod, bool quiet);
+
 #endif /* ASGST_OPTIONS_H */

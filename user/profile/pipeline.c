@@ -18,6 +18,7 @@
 #include "profile/filter.h"
 #include "profile/pipeline_int.h"
 #include "profile/profile.h"
+#include "symbols/debug_loader.h"
 #include "symbols/symbolize.h"
 #include "trace.h"
 #include "util/strtab.h"
@@ -40,6 +41,25 @@
  * a second, not at every poll; the count bounds what waits on a busy host.
  */
 #define BATCH_NS		(200ull * 1000 * 1000)
+/* the end's wait for debug info still under way (pipeline_opts) */
+#define DEFAULT_SETTLE_NS	(5ull * 1000 * 1000 * 1000)
+/* stacks held for their modules' debug info take at most this */
+#define HOLD_BYTES_MAX		(64u << 20)
+
+/*
+ * A stack held while its modules' DWARF is read (or fetched) on the
+ * debug loader's thread: a copy of the decoded trace, its strings the
+ * profile's, and for each frame the module it waits for (refs[i].mod
+ * NULL: none). The ring buffer's record is let go as for any other.
+ */
+struct held_trace {
+	struct held_trace *next;
+	struct trace t;			/* t.frames: after refs */
+	struct profile_values v;
+	size_t bytes;
+	struct sym_ref refs[];
+};
+
 #define BATCH_RECORDS		4096
 
 struct pipeline *pipeline__new(struct profile *p, struct capture *c,
@@ -67,6 +87,22 @@ struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 		return NULL;
 	}
 	symbolizer__set_inlines(pl->sz, pl->opts.inlines);
+	pl->held_tail = &pl->held;
+	if (pl->opts.inlines && pl->opts.debug_thread) {
+		struct debug_loader_opts lo = {
+			.urls = pl->opts.debuginfod_urls,
+			.fetch_timeout_s = pl->opts.debuginfod_timeout_s,
+		};
+
+		pl->loader = debug_loader__new(&lo);
+		if (!pl->loader) {
+			pipeline__free(pl);
+			return NULL;
+		}
+		symbolizer__set_debug_loader(pl->sz, pl->loader);
+	}
+	if (!pl->opts.settle_ns)
+		pl->opts.settle_ns = DEFAULT_SETTLE_NS;
 	return pl;
 }
 
@@ -81,6 +117,14 @@ void pipeline__free(struct pipeline *pl)
 	queue__free(&pl->queue);
 	offcpu__free(&pl->offcpu);
 	procs__free(pl);
+	while (pl->held) {
+		struct held_trace *h = pl->held;
+
+		pl->held = h->next;
+		for (uint32_t i = 0; i < h->t.nframes; i++)
+			symbolizer__unref(pl->sz, &h->refs[i]);
+		free(h);
+	}
 	free(pl->str_cache);
 	free(pl->frames);
 	free(pl->xframes);
@@ -449,6 +493,174 @@ static void expand_inlines(struct pipeline *pl, struct trace *t, pid_t pid)
 	pl->expanded = true;
 }
 
+/* a decoded trace (pl->expanded says whether it is in xframes) into the
+ * profile, unless the filter drops it */
+static void add_trace(struct pipeline *pl, struct trace *t,
+		      const struct profile_values *v)
+{
+	if (pl->opts.filter && !filter__apply(pl->opts.filter, t)) {
+		pl->stats.filtered++;
+		return;
+	}
+	/* what intern_trace could not intern, profile__add does (or fails) */
+	if (intern_trace(pl, t) ?
+	    profile__add_values_interned(pl->prof, t, v) :
+	    profile__add_values(pl->prof, t, v))
+		return;
+	pl->stats.decoded++;
+}
+
+/* h's inlined frames put in, as far as its modules' info came; h freed */
+static void release_held(struct pipeline *pl, struct held_trace *h)
+{
+	struct trace t = h->t;
+	bool unready = false;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < h->t.nframes && k < TRACE_MAX_FRAMES; i++) {
+		struct frame f = h->t.frames[i];
+		uint32_t n;
+
+		if (h->refs[i].mod) {
+			if (!symbolizer__ref_ready(&h->refs[i]))
+				unready = true;
+			n = symbolizer__ref_inlines(pl->sz, &h->refs[i], &f,
+						    pl->xframes + k,
+						    TRACE_MAX_FRAMES - k - 1);
+			for (uint32_t j = 0; j < n; j++)
+				pl->xsrc[k + j] = -1;
+			k += n;
+		}
+		pl->xsrc[k] = -1;
+		pl->xframes[k++] = f;
+	}
+	for (uint32_t i = 0; i < h->t.nframes; i++)
+		symbolizer__unref(pl->sz, &h->refs[i]);
+	if (unready)
+		pl->stats.inline_unready++;
+	t.frames = pl->xframes;
+	t.nframes = k;
+	pl->expanded = true;
+	add_trace(pl, &t, &h->v);
+	pl->held_bytes -= h->bytes;
+	pl->held_n--;
+	free(h);
+}
+
+static bool held_ready(const struct held_trace *h)
+{
+	for (uint32_t i = 0; i < h->t.nframes; i++)
+		if (!symbolizer__ref_ready(&h->refs[i]))
+			return false;
+	return true;
+}
+
+/* the held stacks that are ready (all: every one) go to the profile */
+static void release_ready(struct pipeline *pl, bool all)
+{
+	struct held_trace **pp = &pl->held;
+
+	while (*pp) {
+		struct held_trace *h = *pp;
+
+		if (!all && !held_ready(h)) {
+			pp = &h->next;
+			continue;
+		}
+		*pp = h->next;
+		if (!*pp)
+			pl->held_tail = pp;
+		release_held(pl, h);
+	}
+}
+
+void pipeline__settle(struct pipeline *pl, uint64_t wait_ns, bool all)
+{
+	uint64_t end = clock__mono_ns() + wait_ns;
+
+	if (!pl || !pl->loader)
+		return;
+	for (;;) {
+		uint64_t now = clock__mono_ns(), slice;
+
+		slice = now < end ? end - now : 0;
+		if (slice > 100ull * 1000 * 1000)
+			slice = 100ull * 1000 * 1000;
+		if (symbolizer__poll_debug(pl->sz, slice) && pl->held)
+			release_ready(pl, false);
+		if (!symbolizer__debug_loading(pl->sz) ||
+		    clock__mono_ns() >= end)
+			break;
+	}
+	if (pl->held)
+		release_ready(pl, all);
+}
+
+/*
+ * t waits for a module whose debug info is under way: held (a copy)
+ * rather than named without its inlined frames; true when held. Past
+ * HOLD_BYTES_MAX the oldest go as they are (a report waits for the
+ * loader first: it has no ring buffer to keep up with).
+ */
+static bool hold_trace(struct pipeline *pl, struct trace *t, pid_t pid,
+		       const struct profile_values *v)
+{
+	struct held_trace *h;
+	bool any = false, call = false;
+	size_t bytes;
+
+	bytes = sizeof(*h) + t->nframes * (sizeof(struct sym_ref) +
+					   sizeof(struct frame));
+	h = malloc(bytes);
+	if (!h)
+		return false;
+	for (uint32_t i = 0; i < t->nframes; i++) {
+		const struct frame *f = &t->frames[i];
+
+		h->refs[i].mod = NULL;
+		if (f->type == FRAME_NON_JAVA &&
+		    symbolizer__inline_ref(pl->sz, pid, f, call, &h->refs[i]) &&
+		    !symbolizer__ref_ready(&h->refs[i]))
+			any = true;
+		if (f->type != FRAME_KERNEL)
+			call = true;
+	}
+	/* the strings must outlive the code maps they may come from */
+	pl->expanded = false;
+	if (!any || !intern_trace(pl, t)) {
+		for (uint32_t i = 0; i < t->nframes; i++)
+			symbolizer__unref(pl->sz, &h->refs[i]);
+		free(h);
+		return false;
+	}
+	h->next = NULL;
+	h->t = *t;
+	h->t.frames = (struct frame *)&h->refs[t->nframes];
+	memcpy(h->t.frames, t->frames, t->nframes * sizeof(struct frame));
+	h->v = *v;
+	h->bytes = bytes;
+	if (pl->held_bytes + bytes > HOLD_BYTES_MAX) {
+		if (pl->opts.offline)
+			pipeline__settle(pl, pl->opts.settle_ns, false);
+		while (pl->held && pl->held_bytes + bytes > HOLD_BYTES_MAX) {
+			struct held_trace *o = pl->held;
+
+			pl->held = o->next;
+			if (!pl->held)
+				pl->held_tail = &pl->held;
+			release_held(pl, o);
+		}
+	}
+	*pl->held_tail = h;
+	pl->held_tail = &h->next;
+	pl->held_n++;
+	pl->held_bytes += bytes;
+	pl->stats.inline_held++;
+	if (pl->held_n > pl->stats.inline_held_peak)
+		pl->stats.inline_held_peak = pl->held_n;
+	return true;
+}
+
 static void decode_one(struct pipeline *pl, const struct queued *q,
 		       uint64_t now)
 {
@@ -492,7 +704,6 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	for (uint32_t o = 0; s.window && o < s.hdr->window_len; o += 64)
 		__builtin_prefetch(s.window + o);
 	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
-	expand_inlines(pl, &t, (pid_t)s.hdr->pid);
 	t.comm = ps->comm;
 	t.container_id = ps->container_id;
 	t.pod_uid = ps->pod_uid;
@@ -506,17 +717,11 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 					    ASGST_COMM_LEN);
 	if (t.error)
 		pl->stats.decode_errors++;
-	if (pl->opts.filter && !filter__apply(pl->opts.filter, &t)) {
-		pl->stats.filtered++;
-		return;
-	}
 	sample_values(s.hdr, &v);
-	/* what intern_trace could not intern, profile__add does (or fails) */
-	if (intern_trace(pl, &t) ?
-	    profile__add_values_interned(pl->prof, &t, &v) :
-	    profile__add_values(pl->prof, &t, &v))
+	if (pl->loader && hold_trace(pl, &t, (pid_t)s.hdr->pid, &v))
 		return;
-	pl->stats.decoded++;
+	expand_inlines(pl, &t, (pid_t)s.hdr->pid);
+	add_trace(pl, &t, &v);
 }
 
 static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
@@ -525,6 +730,8 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	bool updated = false, cut = false;
 
 	procs__reap_attaches(pl, flush);
+	/* stacks whose modules' debug info came since go to the profile */
+	pipeline__settle(pl, 0, false);
 	if (!now_ns)
 		now_ns = clock__mono_ns();
 	/* new threads reach the sampler soon, samples or not */
@@ -624,6 +831,7 @@ void pipeline__finish(struct pipeline *pl, uint64_t end_ns)
 
 	offcpu__flush(&pl->offcpu, &pl->queue, end, clock__mono_ns());
 	pipeline__process(pl, 0, true);
+	pipeline__settle(pl, pl->opts.settle_ns, true);
 	/* the steady state ends here: writing the outputs is not a sample's */
 	pl->stats.finish_cpu_ns = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
@@ -640,6 +848,16 @@ void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out)
 	out->queued = pl->queue.n;
 	out->offcpu_no_end = pl->offcpu.no_end;
 	out->offcpu_stray_end = pl->offcpu.stray_end;
+	if (pl->loader) {
+		struct debug_loader_stats ls;
+
+		debug_loader__stats(pl->loader, &ls);
+		out->debuginfod_fetches = ls.fetches;
+		out->debuginfod_fetched = ls.fetched;
+		out->debuginfod_failed = ls.fetch_failed;
+		out->debuginfod_capped = ls.fetch_capped;
+		out->debuginfod_ns = ls.fetch_ns;
+	}
 }
 
 struct symbolizer *pipeline__symbolizer(struct pipeline *pl)

@@ -61,6 +61,18 @@ struct pipeline_opts {
 	/* native frames' inlined functions and lines from DWARF
 	 * (record --inline; symbolizer__inlines) */
 	bool inlines;
+	/*
+	 * With inlines: read the DWARF on a thread of its own (symbols/
+	 * debug_loader.h) and hold the stacks that wait for it (decoded,
+	 * not in the ring buffer) rather than pausing the decode; and ask
+	 * these debuginfod servers for the debug files of modules that
+	 * have none (NULL: none). settle_ns: the most pipeline__finish
+	 * waits for what is still under way (0: 5 s).
+	 */
+	bool debug_thread;
+	const char *debuginfod_urls;
+	uint32_t debuginfod_timeout_s;
+	uint64_t settle_ns;
 	/* -e alloc/lock: each JVM is asked and probed (jvm_events.h) */
 	struct jvm_events *jvm_events;
 };
@@ -103,6 +115,15 @@ struct pipeline_stats {
 	uint64_t warm_decode_cpu_ns;	/* decode_cpu_ns and decoded then */
 	uint64_t warm_decoded;
 	uint64_t finish_cpu_ns;	/* process CPU at pipeline__finish's end */
+	/* stacks held for their modules' debug info (pipeline.c) */
+	uint64_t inline_held;		/* held, in all */
+	uint64_t inline_unready;	/* let go before it came (the end's
+					   wait over, or the hold full) */
+	size_t inline_held_peak;	/* most held at once */
+	/* the debug loader's (symbols/debug_loader.h) */
+	uint64_t debuginfod_fetches, debuginfod_fetched;
+	uint64_t debuginfod_failed, debuginfod_capped;
+	uint64_t debuginfod_ns;
 };
 
 struct pipeline;
@@ -123,6 +144,13 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush);
  * unknown): off-CPU stacks still waiting for their thread to run again are
  * weighed up to then (at least to the newest record), then all is decoded */
 void pipeline__finish(struct pipeline *pl, uint64_t end_ns);
+/*
+ * Stacks held for their modules' debug info: those whose info came
+ * (waiting at most wait_ns for it) go to the profile; with all, the rest
+ * too, as they are. A period's end lets the ready ones go (the rest go to
+ * the next period); pipeline__finish waits up to settle_ns, then all.
+ */
+void pipeline__settle(struct pipeline *pl, uint64_t wait_ns, bool all);
 void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out);
 /* what the outputs need beside the stacks (the modules' build-ids, as
  * read through the processes' roots) into p, before it is written */

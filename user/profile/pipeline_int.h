@@ -86,6 +86,11 @@ struct pipeline {
 	struct frame *xframes;
 	int32_t *xsrc;
 	bool expanded;			/* the trace is in xframes */
+	/* stacks waiting for their modules' debug info (pipeline.c,
+	 * hold_trace), oldest first, and the bytes they take */
+	struct held_trace *held, **held_tail;
+	struct debug_loader *loader;	/* the symbolizer's; NULL: none */
+	size_t held_n, held_bytes;
 	uint64_t decode_seq;		/* samples decoded so far: their index */
 	uint64_t sink_seq0;		/* decode_seq of the sink's first */
 	uint64_t last_update_ns;	/* code maps last caught up */

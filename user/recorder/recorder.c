@@ -140,6 +140,9 @@ static int open_live(struct recorder *r)
 
 	po.no_attach = r->o.no_attach;
 	po.inlines = r->o.inlines;
+	po.debug_thread = true;
+	po.debuginfod_urls = r->o.debuginfod_urls;
+	po.debuginfod_timeout_s = r->o.debuginfod_timeout_s;
 	if (!r->o.no_attach) {
 		if (attach__find_agent(r->agent, sizeof(r->agent), err,
 				       sizeof(err)))
@@ -215,8 +218,15 @@ int recorder__open(struct recorder **out, const struct recorder_opts *o)
 int recorder__open_replay(struct recorder **out,
 			  const struct recorder_opts *o)
 {
-	struct pipeline_opts po = { .offline = true,
-				    .inlines = o->inlines };
+	/* a report waits for debug info longer: no ring buffer to keep */
+	struct pipeline_opts po = {
+		.offline = true,
+		.inlines = o->inlines,
+		.debug_thread = true,
+		.debuginfod_urls = o->debuginfod_urls,
+		.debuginfod_timeout_s = o->debuginfod_timeout_s,
+		.settle_ns = 60ull * 1000 * 1000 * 1000,
+	};
 	struct recorder *r = recorder_new(o, "report");
 
 	*out = r;

@@ -121,6 +121,10 @@ struct recorder_opts {
 	struct filter *filter;
 	bool no_attach;		/* never inject the agent */
 	bool inlines;		/* --inline: native inlined frames, lines */
+	/* --inline: debuginfod servers to ask (NULL: none); one fetch's
+	 * limit in seconds (0: 10) */
+	const char *debuginfod_urls;
+	uint32_t debuginfod_timeout_s;
 	bool quiet;		/* no notices, no status line */
 	/* recorder__run returns once *stop is set (NULL: never); with
 	 * stop_on_signals SIGINT and SIGTERM set it, from the moment

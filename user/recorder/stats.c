@@ -184,8 +184,10 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 
 /* --stats: what unwinding by CFI took in memory, and its row cache; the
  * maps of processes gone before /proc was read, from the side-band */
-static void print_unwind_stats(const struct recorder *r)
+static void print_unwind_stats(const struct recorder *r,
+			       const struct pipeline_stats *ps_)
 {
+	const struct pipeline_stats ps = *ps_;
 	struct symbolizer_stats ss;
 	struct sideband_stats sbs = { 0 };
 	struct maplog_stats ms;
@@ -205,6 +207,18 @@ static void print_unwind_stats(const struct recorder *r)
 		ss.dwarf_ns / 1e6, (unsigned long long)ss.inline_hits,
 		(unsigned long long)ss.inline_misses,
 		(unsigned long long)ss.inline_cache_full);
+	fprintf(stderr, "stats: dwarf_max_kib=%zu inline_held=%llu "
+		"inline_held_peak=%zu inline_unready=%llu "
+		"debuginfod_fetches=%llu debuginfod_fetched=%llu "
+		"debuginfod_failed=%llu debuginfod_capped=%llu "
+		"debuginfod_ms=%.1f debuginfod_symbols=%zu\n",
+		ss.dwarf_max_bytes / 1024, (unsigned long long)ps.inline_held,
+		ps.inline_held_peak, (unsigned long long)ps.inline_unready,
+		(unsigned long long)ps.debuginfod_fetches,
+		(unsigned long long)ps.debuginfod_fetched,
+		(unsigned long long)ps.debuginfod_failed,
+		(unsigned long long)ps.debuginfod_capped,
+		ps.debuginfod_ns / 1e6, ss.debuginfod_symbols);
 	if (r->sb)
 		r->ops->sideband_stats(r->sb, &sbs);
 	maplog__stats(r->ml, &ms);
@@ -245,6 +259,6 @@ void recorder__print_stats(struct recorder *r)
 
 	pipeline__stats(r->pl, &ps);
 	print_stats(r, &ps);
-	print_unwind_stats(r);
+	print_unwind_stats(r, &ps);
 	print_push_stats(r);
 }

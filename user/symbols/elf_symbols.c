@@ -641,6 +641,44 @@ cleanup:
 	return m;
 }
 
+int elf_module__add_debug_symbols(struct elf_module *m, int dfd)
+{
+	uint8_t id[ELF_BUILD_ID_MAX];
+	size_t cap, n0;
+	long n;
+	Elf *de;
+
+	if (!m || (m->sources & (ELF_SRC_SYMTAB | ELF_SRC_DEBUG_BUILDID |
+				 ELF_SRC_DEBUG_LINK)))
+		return 0;
+	de = elf_begin_fd(dfd);
+	if (!de)
+		return -ENOEXEC;
+	if (elf_kind(de) != ELF_K_ELF || !m->build_id_len ||
+	    find_build_id(de, id, sizeof(id)) != m->build_id_len ||
+	    memcmp(id, m->build_id, m->build_id_len)) {
+		elf_end(de);
+		return -EINVAL;
+	}
+	n0 = m->nsyms;
+	cap = m->nsyms;
+	n = add_symbols(m, de, SHT_SYMTAB, &cap);
+	elf_end(de);
+	if (n < 0) {
+		/* what was added is dropped: the table stays as it was */
+		m->nsyms = n0;
+		return (int)n;
+	}
+	if (n > 0) {
+		m->sources |= ELF_SRC_DEBUG_BUILDID;
+		finish_symbols(m);
+		/* display names are by index: the indices moved */
+		free(m->display);
+		m->display = NULL;
+	}
+	return (int)(n > 0);
+}
+
 struct elf_module *elf_module__load(int fd, const struct elf_module_opts *o)
 {
 	struct elf_module *m;

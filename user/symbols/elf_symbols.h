@@ -77,6 +77,12 @@ int elf_debug_file_open(int fd, const struct elf_module_opts *o);
 struct elf_module *elf_module__load(int fd, const struct elf_module_opts *o);
 /* load from an in-memory image (the vdso); NULL + errno */
 struct elf_module *elf_module__load_mem(const void *img, size_t len);
+/*
+ * The .symtab of a debug file found later (debuginfod) added to a module
+ * that had only its dynamic symbols, when the file's build-id is the
+ * module's: 1 added, 0 nothing to add, -errno (the module unchanged).
+ */
+int elf_module__add_debug_symbols(struct elf_module *m, int dfd);
 void elf_module__free(struct elf_module *m);
 
 size_t elf_module__nsyms(const struct elf_module *m);

@@ -34,6 +34,7 @@
 #include "util/strtab.h"
 #include "util/u64map.h"
 #include "symbols/cfi.h"
+#include "symbols/debug_loader.h"
 #include "symbols/dwarf_lines.h"
 #include "symbols/symbolize.h"
 
@@ -82,6 +83,8 @@ struct module {
 	 */
 	struct dwarf_lines *dw;
 	bool dw_tried;
+	bool dw_loading;		/* with the debug loader: under way */
+	uint32_t sym_gen;		/* symbols added since it was made */
 	dev_t st_dev;
 	ino_t st_ino;
 	size_t dw_bytes;		/* part of cost */
@@ -141,6 +144,8 @@ struct symbolizer {
 	struct pc_cache *pc_cache;	/* frames by (pid, maps, pc): below */
 	struct inl_cache *inl_cache;	/* inline chains by (module, pc) */
 	bool inlines;			/* symbolizer__set_inlines */
+	struct debug_loader *loader;	/* symbolizer__set_debug_loader */
+	size_t dw_loading;		/* modules whose DWARF is under way */
 	uint64_t mod_ids;		/* modules made so far (module->id) */
 	uint64_t maps_gen;		/* loads of maps so far */
 	struct proc *last_proc;		/* proc_get's last answer */
@@ -203,6 +208,7 @@ void symbolizer__free(struct symbolizer *sz)
 
 	if (!sz)
 		return;
+	debug_loader__free(sz->loader);
 	for (i = 0; i < PROC_BUCKETS; i++) {
 		struct proc *p = sz->procs[i], *n;
 
@@ -1336,54 +1342,17 @@ static int module_reopen(struct proc *p, const struct pmap *pm, int *root_fd)
 	return -ENOENT;
 }
 
-/*
- * The module's DWARF, once: from its file when that has .debug_info, else
- * from its separate debug file (as its symbols find one). What it holds
- * is charged to the file's owner like the module's other tables; past the
- * limits it is not kept (counted in dwarf_refused).
- */
-static void module_load_dwarf(struct symbolizer *sz, struct proc *p,
-			      struct pmap *pm)
+/* m's DWARF dw, read in ns: kept when the limits allow (else counted) */
+static void module_install_dwarf(struct symbolizer *sz, struct module *m,
+				 struct dwarf_lines *dw, uint64_t ns)
 {
-	struct module *m = pm->mod;
-	uint64_t t0 = clock__mono_ns(), max;
-	struct dwarf_lines *dw = NULL;
-	int fd = -1, dfd, root_fd = -1;
-	size_t bytes;
+	size_t bytes = dwarf_lines__bytes(dw);
 
-	m->dw_tried = true;
-	if (m == sz->vdso || !pm->m.path || pm->m.path[0] != '/')
-		return;
-	max = m->cost_uid ? sz->user_bytes_max : sz->mod_bytes_max;
-	if (max > DWARF_BYTES_MAX)
-		max = DWARF_BYTES_MAX;
-	fd = module_reopen(p, pm, &root_fd);
-	if (fd < 0)
-		goto cleanup;
-	dw = dwarf_lines__open(fd, max);
-	if (!dw && errno == ENOENT) {
-		struct elf_module_opts o = {
-			.debug_root = sz->debug_root,
-			.root_fd = root_fd,
-			.path = pm->m.path,
-		};
-
-		dfd = elf_debug_file_open(fd, &o);
-		if (dfd >= 0) {
-			dw = dwarf_lines__open(dfd, max);
-			close(dfd);
-		}
-	}
-	if (!dw) {
-		if (errno == EFBIG || errno == ENOTSUP)
-			sz->stats.dwarf_refused++;
-		goto cleanup;
-	}
-	bytes = dwarf_lines__bytes(dw);
+	sz->stats.dwarf_ns += ns;
 	if (!budget_room(sz, m->cost_uid, bytes)) {
 		dwarf_lines__free(dw);
 		sz->stats.dwarf_refused++;
-		goto cleanup;
+		return;
 	}
 	m->dw = dw;
 	m->dw_bytes = bytes;
@@ -1394,12 +1363,147 @@ static void module_load_dwarf(struct symbolizer *sz, struct proc *p,
 				owner_bytes(sz, m->cost_uid) + bytes);
 	sz->stats.dwarf_modules++;
 	sz->stats.dwarf_bytes += bytes;
+	if (bytes > sz->stats.dwarf_max_bytes)
+		sz->stats.dwarf_max_bytes = bytes;
+}
+
+/*
+ * The module's DWARF, once: from its file when that has .debug_info, else
+ * from its separate debug file (as its symbols find one), else, with
+ * debuginfod servers, from them. What it holds is charged to the file's
+ * owner like the module's other tables; past the limits it is not kept
+ * (counted in dwarf_refused). With the debug loader the files are opened
+ * here and read on its thread: the module is held (refs) until its
+ * result is taken (symbolizer__poll_debug).
+ */
+static void module_load_dwarf(struct symbolizer *sz, struct proc *p,
+			      struct pmap *pm)
+{
+	struct module *m = pm->mod;
+	uint64_t t0 = clock__mono_ns(), max;
+	struct dwarf_lines *dw = NULL;
+	int fd = -1, dfd = -1, root_fd = -1;
+	struct elf_module_opts o = {
+		.debug_root = sz->debug_root,
+		.path = pm->m.path,
+	};
+
+	m->dw_tried = true;
+	if (m == sz->vdso || !pm->m.path || pm->m.path[0] != '/')
+		return;
+	max = m->cost_uid ? sz->user_bytes_max : sz->mod_bytes_max;
+	if (max > DWARF_BYTES_MAX)
+		max = DWARF_BYTES_MAX;
+	fd = module_reopen(p, pm, &root_fd);
+	if (fd < 0)
+		goto cleanup;
+	o.root_fd = root_fd;
+	if (sz->loader) {
+		struct debug_job j = { .key = m, .fd = fd, .max_bytes = max };
+		size_t idlen = m->build_id_len;
+
+		j.debug_fd = elf_debug_file_open(fd, &o);
+		if (j.debug_fd < 0)
+			j.debug_fd = -1;
+		if (idlen <= sizeof(j.build_id)) {
+			memcpy(j.build_id, m->build_id, idlen);
+			j.build_id_len = idlen;
+		}
+		fd = -1;	/* the loader's now */
+		if (debug_loader__submit(sz->loader, &j))
+			goto cleanup;
+		m->refs++;
+		m->dw_loading = true;
+		sz->dw_loading++;
+		goto cleanup;
+	}
+	dw = dwarf_lines__open(fd, max);
+	if (!dw && errno == ENOENT) {
+		dfd = elf_debug_file_open(fd, &o);
+		if (dfd >= 0) {
+			dw = dwarf_lines__open(dfd, max);
+			close(dfd);
+		}
+	}
+	if (!dw) {
+		if (errno == EFBIG || errno == ENOTSUP)
+			sz->stats.dwarf_refused++;
+		sz->stats.dwarf_ns += clock__mono_ns() - t0;
+		goto cleanup;
+	}
+	module_install_dwarf(sz, m, dw, clock__mono_ns() - t0);
 cleanup:
 	if (fd >= 0)
 		close(fd);
 	if (root_fd >= 0)
 		close(root_fd);
-	sz->stats.dwarf_ns += clock__mono_ns() - t0;
+}
+
+/*
+ * Symbols from a debug file debuginfod gave for a module that had only
+ * its dynamic ones: names cached from before are dropped (the frames
+ * already named keep theirs).
+ */
+static void module_add_symbols(struct symbolizer *sz, struct module *m,
+			       int fd)
+{
+	size_t before = m->cost, after;
+
+	if (!m->elf || elf_module__add_debug_symbols(m->elf, fd) != 1)
+		return;
+	m->sym_gen++;
+	sz->stats.debuginfod_symbols++;
+	after = module_cost(m);
+	uncharge(sz, m);
+	m->cost = before;
+	charge(sz, m, m->cost_uid, after);
+	if (sz->sym_cache)
+		memset(sz->sym_cache->native, 0, sizeof(sz->sym_cache->native));
+	if (sz->pc_cache)
+		memset(sz->pc_cache, 0, sizeof(*sz->pc_cache));
+}
+
+void symbolizer__set_debug_loader(struct symbolizer *sz,
+				  struct debug_loader *l)
+{
+	if (sz)
+		sz->loader = l;
+}
+
+size_t symbolizer__poll_debug(struct symbolizer *sz, uint64_t wait_ns)
+{
+	struct debug_result r[16];
+	size_t n, got = 0;
+
+	if (!sz || !sz->loader || !sz->dw_loading)
+		return 0;
+	do {
+		n = debug_loader__poll(sz->loader, r, 16, got ? 0 : wait_ns);
+		for (size_t i = 0; i < n; i++) {
+			struct module *m = r[i].key;
+
+			m->dw_loading = false;
+			sz->dw_loading--;
+			if (r[i].fetched_fd >= 0) {
+				module_add_symbols(sz, m, r[i].fetched_fd);
+				close(r[i].fetched_fd);
+			}
+			if (r[i].dw)
+				module_install_dwarf(sz, m, r[i].dw,
+						     r[i].read_ns);
+			else if (r[i].err == EFBIG || r[i].err == ENOTSUP)
+				sz->stats.dwarf_refused++;
+			if (m->refs)
+				m->refs--;
+		}
+		got += n;
+	} while (n == 16);
+	return got;
+}
+
+size_t symbolizer__debug_loading(const struct symbolizer *sz)
+{
+	return sz ? sz->dw_loading : 0;
 }
 
 /* a DWARF function name as frames show names: demangled, short */
@@ -1457,32 +1561,44 @@ void symbolizer__set_inlines(struct symbolizer *sz, bool on)
 		sz->inlines = on;
 }
 
-uint32_t symbolizer__inlines(struct symbolizer *sz, pid_t pid,
-			     struct frame *f, bool call, struct frame *out,
-			     uint32_t max)
+/*
+ * The module of native frame f of pid whose DWARF may name f's inlined
+ * functions (its load started here at its first frame), and the file
+ * vaddr to look up: for a return address (call), the call before it.
+ */
+static struct module *inl_module(struct symbolizer *sz, pid_t pid,
+				 const struct frame *f, bool call,
+				 uint64_t *vaddr)
+{
+	struct module *m;
+	struct pmap *pm;
+	struct proc *p;
+
+	if (!sz || !sz->inlines || f->type != FRAME_NON_JAVA || !f->pc ||
+	    (f->flags & (FRAME_F_STUB | FRAME_F_INLINED)))
+		return NULL;
+	pm = find_pmap(sz, pid, f->pc);
+	p = proc_get(sz, pid, false);
+	if (!pm || !p || !pm->m.exec || !(m = pm->mod) || !m->elf)
+		return NULL;
+	if (!m->dw_tried)
+		module_load_dwarf(sz, p, pm);
+	*vaddr = f->offset - (call && f->offset ? 1 : 0);
+	return m;
+}
+
+/* f's chain at vaddr of m (f as symbolizer__inlines says) */
+static uint32_t inl_expand(struct symbolizer *sz, struct module *m,
+			   uint64_t vaddr, struct frame *f, struct frame *out,
+			   uint32_t max)
 {
 	struct inl_ent buf[DWARF_LINES_MAX];
 	const struct inl_ent *e = buf;
 	struct inl_slot *slot;
-	struct module *m;
-	struct pmap *pm;
-	struct proc *p;
-	uint64_t vaddr;
 	uint32_t n, k;
 
-	if (!sz || !sz->inlines || f->type != FRAME_NON_JAVA || !f->pc ||
-	    (f->flags & (FRAME_F_STUB | FRAME_F_INLINED)))
-		return 0;
-	pm = find_pmap(sz, pid, f->pc);
-	p = proc_get(sz, pid, false);
-	if (!pm || !p || !pm->m.exec || !(m = pm->mod) || !m->elf)
-		return 0;
-	if (!m->dw_tried)
-		module_load_dwarf(sz, p, pm);
 	if (!m->dw)
 		return 0;
-	/* a return address: the call is the instruction before it */
-	vaddr = f->offset - (call && f->offset ? 1 : 0);
 	slot = inl_slot(sz, m->id, vaddr);
 	if (slot && slot->mod_id == m->id && slot->vaddr == vaddr) {
 		sz->stats.inline_hits++;
@@ -1513,6 +1629,69 @@ uint32_t symbolizer__inlines(struct symbolizer *sz, pid_t pid,
 			.source = e[k].file,
 		};
 	return k;
+}
+
+uint32_t symbolizer__inlines(struct symbolizer *sz, pid_t pid,
+			     struct frame *f, bool call, struct frame *out,
+			     uint32_t max)
+{
+	uint64_t vaddr;
+	struct module *m = inl_module(sz, pid, f, call, &vaddr);
+
+	if (!m || m->dw_loading)
+		return 0;
+	return inl_expand(sz, m, vaddr, f, out, max);
+}
+
+bool symbolizer__inline_ref(struct symbolizer *sz, pid_t pid,
+			    const struct frame *f, bool call,
+			    struct sym_ref *ref)
+{
+	uint64_t vaddr;
+	struct module *m = inl_module(sz, pid, f, call, &vaddr);
+
+	if (!m)
+		return false;
+	m->refs++;
+	ref->mod = m;
+	ref->vaddr = vaddr;
+	ref->sym_gen = m->sym_gen;
+	return true;
+}
+
+bool symbolizer__ref_ready(const struct sym_ref *ref)
+{
+	const struct module *m = ref->mod;
+
+	return !m || !m->dw_loading;
+}
+
+uint32_t symbolizer__ref_inlines(struct symbolizer *sz,
+				 const struct sym_ref *ref, struct frame *f,
+				 struct frame *out, uint32_t max)
+{
+	struct module *m = ref->mod;
+
+	if (!m || m->dw_loading)
+		return 0;
+	/* named before its debug file came: named again from it */
+	if (m->sym_gen != ref->sym_gen && m->elf) {
+		const char *name = native_name(sz, m->elf, f->offset);
+
+		if (name)
+			f->symbol = name;
+	}
+	return inl_expand(sz, m, ref->vaddr, f, out, max);
+}
+
+void symbolizer__unref(struct symbolizer *sz, struct sym_ref *ref)
+{
+	struct module *m = ref->mod;
+
+	(void)sz;
+	if (m && m->refs)
+		m->refs--;
+	ref->mod = NULL;
 }
 
 int symbolizer__cfi(struct symbolizer *sz, pid_t pid, uint64_t pc,

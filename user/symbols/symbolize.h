@@ -65,6 +65,43 @@ uint32_t symbolizer__inlines(struct symbolizer *sz, pid_t pid,
 			     struct frame *f, bool call, struct frame *out,
 			     uint32_t max);
 /*
+ * With a debug loader (symbols/debug_loader.h; the symbolizer owns it
+ * from here and frees it), a module's DWARF is read on the loader's
+ * thread, and fetched from debuginfod when it has none: until its result
+ * is taken (symbolizer__poll_debug) symbolizer__inlines gives nothing for
+ * its frames, and symbolizer__inline_ref says so. Without one the DWARF
+ * is read at the module's first frame, on the caller's thread.
+ */
+struct debug_loader;
+void symbolizer__set_debug_loader(struct symbolizer *sz,
+				  struct debug_loader *l);
+/* the loader's results taken (waiting at most wait_ns for the first when
+ * none is ready): DWARF kept, symbols added; how many */
+size_t symbolizer__poll_debug(struct symbolizer *sz, uint64_t wait_ns);
+/* modules whose debug info is still being read or fetched */
+size_t symbolizer__debug_loading(const struct symbolizer *sz);
+/*
+ * A native frame held for later, its module's debug info perhaps under
+ * way: symbolizer__inline_ref is true when f's module may have DWARF for
+ * it, and then holds the module in *ref until symbolizer__unref (the
+ * module stays, whatever its processes do). Once symbolizer__ref_ready, symbolizer__ref_inlines
+ * is symbolizer__inlines for it, and names f again when its module got
+ * symbols since (a debug file from debuginfod).
+ */
+struct sym_ref {
+	void *mod;
+	uint64_t vaddr;
+	uint32_t sym_gen;
+};
+bool symbolizer__inline_ref(struct symbolizer *sz, pid_t pid,
+			    const struct frame *f, bool call,
+			    struct sym_ref *ref);
+bool symbolizer__ref_ready(const struct sym_ref *ref);
+uint32_t symbolizer__ref_inlines(struct symbolizer *sz,
+				 const struct sym_ref *ref, struct frame *f,
+				 struct frame *out, uint32_t max);
+void symbolizer__unref(struct symbolizer *sz, struct sym_ref *ref);
+/*
  * symbolizer__inlines on (record --inline) or off (the default: it then
  * gives nothing, and no DWARF is read)
  */
@@ -147,6 +184,8 @@ struct symbolizer_stats {
 	size_t dwarf_bytes;	/* their debug sections held */
 	size_t dwarf_refused;	/* DWARF over the limits, or dwz/split */
 	uint64_t dwarf_ns;	/* time spent reading DWARF */
+	size_t dwarf_max_bytes;	/* the largest module's DWARF */
+	size_t debuginfod_symbols;	/* modules named from a fetched file */
 	uint64_t inline_hits;	/* inline chains found in their cache */
 	uint64_t inline_misses;	/* ... looked up in the DWARF */
 	uint64_t inline_cache_full;	/* not kept: the cache at its cap */
