@@ -8,6 +8,9 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
 BUILD=${BUILD:-build}
 export BUILD
+# a login shell's debuginfod servers (Debian sets one) are not the tests':
+# those that fetch start their own
+unset DEBUGINFOD_URLS
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 ONLY=${ONLY:-}
 pass=0; fail=0; skipn=0; failed=""

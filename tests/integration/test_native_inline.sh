@@ -10,7 +10,12 @@
 # asks, says). The collapsed output marks the inlined frames _[i], pprof
 # has one Location per pc with its inlined Lines, and report of the raw
 # recording gives the same stacks. The same program stripped, its DWARF
-# in a separate debug file: named and expanded the same.
+# in a separate debug file: named and expanded the same. Debian's
+# python3.11 with python3.11-dbg (its DWARF under /usr/lib/debug/.build-id)
+# running a Python program: per pc equal to llvm-addr2line and to perf,
+# and CPython's inline chains (PyEval_EvalCode -> _PyEval_Vector ->
+# _PyEval_EvalFrame -> _PyEval_EvalFrameDefault) whole in >= 99 % of the
+# samples that run the interpreter.
 . "$(dirname "$0")/lib.sh"
 need_bpf
 CHECK="python3 $TOP/tests/integration/native_inline_check.py"
@@ -78,3 +83,37 @@ objcopy --strip-all --add-gnu-debuglink="$TMP/s/inline_chain.debug" \
 	> /dev/null || fail "record of the stripped copy"
 $CHECK "$TMP/s.json" "$PROG" 0 --module "$TMP/s/inline_chain" \
 	|| fail "the stripped copy's inlined frames differ"
+
+# Debian's python3.11, its debug file from python3.11-dbg
+PY=/usr/bin/python3.11
+[ -x "$PY" ] || skip_or_fail "$PY is not installed (make deps)"
+PYBID=$(readelf -n "$PY" | awk '/Build ID/ { print $3; exit }')
+[ -f "/usr/lib/debug/.build-id/$(echo "$PYBID" | cut -c1-2)/$(echo "$PYBID" | cut -c3-).debug" ] ||
+	skip_or_fail "python3.11-dbg is not installed (make deps)"
+cat > "$TMP/busy.py" <<'PYEOF'
+import json, sys, time, zlib
+def leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def mid(n):
+    return leaf(n) + len(zlib.compress(b"x" * 20000)) + \
+        len(json.dumps({"a": list(range(50))}))
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    mid(20000)
+PYEOF
+"$ASGST" record -q --inline -F 499 -o "$TMP/py.json" -- "$PY" "$TMP/busy.py" 4 \
+	> /dev/null || fail "record -- python3.11"
+PYPERF=""
+if [ -n "$PERF" ]; then
+	perf record -q -e cpu-clock -F 499 --call-graph dwarf \
+		-o "$TMP/pyperf.data" -- "$PY" "$TMP/busy.py" 3 > /dev/null 2>&1 \
+		|| fail "perf record python3.11"
+	perf script -i "$TMP/pyperf.data" > "$TMP/pyperf.txt" 2>/dev/null \
+		|| fail "perf script python3.11"
+	PYPERF="--perf $TMP/pyperf.txt"
+fi
+$CHECK "$TMP/py.json" "$PY" 0 --python $PYPERF ||
+	fail "python3.11's inlined frames differ"

@@ -491,19 +491,23 @@ static int open_debug_file(struct elf_module *m, Elf *e,
 
 	if (m->build_id_len >= 2) {
 		elf_build_id_hex(m->build_id, m->build_id_len, hex);
-		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
-			 root, hex, hex + 2);
-		fd = open_debug(o, SAFE_OPEN_HOST, path);
-		if (fd < 0 && root_fd >= 0) {
-			snprintf(path, sizeof(path),
-				 ELF_DEFAULT_DEBUG_ROOT "/.build-id/%.2s/%s.debug",
-				 hex, hex + 2);
-			fd = open_debug(o, root_fd, path);
-		}
-		if (fd >= 0) {
+		/* the target's own debug packages first, then the host's */
+		for (int i = root_fd >= 0 ? 0 : 1; i < 2; i++) {
 			uint8_t id[ELF_BUILD_ID_MAX];
-			int n = elf_read_build_id(fd, id, sizeof(id));
+			int n;
 
+			if (i == 0)
+				snprintf(path, sizeof(path),
+					 ELF_DEFAULT_DEBUG_ROOT "/.build-id/%.2s/%s.debug",
+					 hex, hex + 2);
+			else
+				snprintf(path, sizeof(path),
+					 "%s/.build-id/%.2s/%s.debug", root, hex,
+					 hex + 2);
+			fd = open_debug(o, i == 0 ? root_fd : SAFE_OPEN_HOST, path);
+			if (fd < 0)
+				continue;
+			n = elf_read_build_id(fd, id, sizeof(id));
 			if (n == (int)m->build_id_len &&
 			    memcmp(id, m->build_id, n) == 0) {
 				*src = ELF_SRC_DEBUG_BUILDID;
