@@ -123,28 +123,15 @@ grep -q accepted "$TMP/hang.out" || fail "the hanging server was never asked"
 
 # 3. libjvm's frames with Debian's openjdk-17-dbg
 need_jdk17
-PKGS="$BUILD/debug-pkgs"
-V=$(apt-cache policy openjdk-17-dbg 2>/dev/null | awk '/Candidate:/ { print $2 }')
-[ -n "$V" ] && [ "$V" != "(none)" ] ||
-	skip_or_fail "no openjdk-17-dbg package known to apt"
-ROOT="$PKGS/openjdk-17-$V"
-if [ ! -x "$ROOT/usr/lib/jvm/java-17-openjdk-amd64/bin/java" ]; then
-	mkdir -p "$PKGS" "$TMP/deb" || fail "cannot create $PKGS"
-	( cd "$TMP/deb" && apt-get download -q "openjdk-17-dbg=$V" \
-		"openjdk-17-jre-headless=$V" > "$TMP/apt.log" 2>&1 ) ||
-		{ cat "$TMP/apt.log"; skip_or_fail "apt-get download openjdk-17-dbg=$V failed"; }
-	rm -rf "$ROOT.$$"
-	for d in "$TMP"/deb/*.deb; do
-		dpkg -x "$d" "$ROOT.$$" || fail "dpkg -x $d"
-	done
-	mv -T "$ROOT.$$" "$ROOT" 2>/dev/null || rm -rf "$ROOT.$$"
-fi
+. "$TOP/tests/integration/debug_pkgs.sh"
+ROOT=$(openjdk_dbg_root "$BUILD/debug-pkgs" "$TMP") ||
+	skip_or_fail "openjdk-17-dbg and its JRE could not be unpacked (apt-get download)"
 JAVA="$ROOT/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 LIBJVM="$ROOT/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"
 [ -x "$JAVA" ] || fail "$JAVA not unpacked"
 JBID=$(build_id "$LIBJVM")
 [ -f "$ROOT/usr/lib/debug/.build-id/$(echo "$JBID" | cut -c1-2)/$(echo "$JBID" | cut -c3-).debug" ] ||
-	fail "openjdk-17-dbg $V has no debug file for its libjvm ($JBID)"
+	fail "$ROOT has no debug file for its libjvm ($JBID)"
 JURL=$(start_server "$ROOT/usr/lib/debug" "$JBID") ||
 	fail "debuginfod did not serve libjvm's debug file"
 "$JAVA" -cp "$WL/classes" AllocBench 40 > "$TMP/ab.out" 2>&1 &

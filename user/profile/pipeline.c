@@ -672,6 +672,8 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	const struct codemap_thread *th;
 	const char *why = NULL;
 	struct profile_values v;
+	uint64_t unready;
+	uint32_t nframes;
 
 	if (sample__parse(q->rec, q->len, &s, &why)) {
 		pl->stats.bad_records++;
@@ -704,6 +706,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	for (uint32_t o = 0; s.window && o < s.hdr->window_len; o += 64)
 		__builtin_prefetch(s.window + o);
 	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
+	nframes = t.nframes;
 	t.comm = ps->comm;
 	t.container_id = ps->container_id;
 	t.pod_uid = ps->pod_uid;
@@ -718,9 +721,16 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	if (t.error)
 		pl->stats.decode_errors++;
 	sample_values(s.hdr, &v);
-	if (pl->loader && hold_trace(pl, &t, (pid_t)s.hdr->pid, &v))
-		return;
+	unready = symbolizer__inlines_unready(pl->sz);
 	expand_inlines(pl, &t, (pid_t)s.hdr->pid);
+	/* a module's debug info under way: the trace as decoded is held */
+	if (pl->loader && symbolizer__inlines_unready(pl->sz) != unready) {
+		t.frames = pl->frames;
+		t.nframes = nframes;
+		if (hold_trace(pl, &t, (pid_t)s.hdr->pid, &v))
+			return;
+		expand_inlines(pl, &t, (pid_t)s.hdr->pid);
+	}
 	add_trace(pl, &t, &v);
 }
 

@@ -146,6 +146,8 @@ struct symbolizer {
 	bool inlines;			/* symbolizer__set_inlines */
 	struct debug_loader *loader;	/* symbolizer__set_debug_loader */
 	size_t dw_loading;		/* modules whose DWARF is under way */
+	uint64_t inl_unready;		/* frames symbolizer__inlines left
+					   out for that */
 	uint64_t mod_ids;		/* modules made so far (module->id) */
 	uint64_t maps_gen;		/* loads of maps so far */
 	struct proc *last_proc;		/* proc_get's last answer */
@@ -1638,9 +1640,16 @@ uint32_t symbolizer__inlines(struct symbolizer *sz, pid_t pid,
 	uint64_t vaddr;
 	struct module *m = inl_module(sz, pid, f, call, &vaddr);
 
+	if (m && m->dw_loading)
+		sz->inl_unready++;
 	if (!m || m->dw_loading)
 		return 0;
 	return inl_expand(sz, m, vaddr, f, out, max);
+}
+
+uint64_t symbolizer__inlines_unready(const struct symbolizer *sz)
+{
+	return sz ? sz->inl_unready : 0;
 }
 
 bool symbolizer__inline_ref(struct symbolizer *sz, pid_t pid,

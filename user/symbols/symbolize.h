@@ -78,6 +78,9 @@ void symbolizer__set_debug_loader(struct symbolizer *sz,
 /* the loader's results taken (waiting at most wait_ns for the first when
  * none is ready): DWARF kept, symbols added; how many */
 size_t symbolizer__poll_debug(struct symbolizer *sz, uint64_t wait_ns);
+/* frames symbolizer__inlines gave nothing for so far because their
+ * module's debug info was under way (a caller compares before, after) */
+uint64_t symbolizer__inlines_unready(const struct symbolizer *sz);
 /* modules whose debug info is still being read or fetched */
 size_t symbolizer__debug_loading(const struct symbolizer *sz);
 /*
