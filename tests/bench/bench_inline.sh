@@ -83,6 +83,6 @@ DEBUGINFOD_CACHE_PATH="$T/cache" "$A" record -q --stats --inline \
 	-d 20 -p $jpid -o "$T/j1.json" 2> "$T/j1.err"
 kill $jpid 2>/dev/null
 b=$(stat_field "$T/j0.err" peak_rss_kib); m=$(stat_field "$T/j1.err" peak_rss_kib)
-echo "  libjvm DWARF held: $(stat_field "$T/j1.err" dwarf_max_kib) KiB, read in $(stat_field "$T/j1.err" dwarf_read_ms) ms (fetch $(stat_field "$T/j1.err" debuginfod_ms) ms); stacks held meanwhile: peak $(stat_field "$T/j1.err" inline_held_peak), let go unexpanded $(stat_field "$T/j1.err" inline_unready)"
+echo "  libjvm DWARF held: $(stat_field "$T/j1.err" dwarf_max_kib) KiB (units' scope trees made: $(stat_field "$T/j1.err" dwarf_index_kib) KiB, all modules), read in $(stat_field "$T/j1.err" dwarf_read_ms) ms (fetch $(stat_field "$T/j1.err" debuginfod_ms) ms); stacks held meanwhile: peak $(stat_field "$T/j1.err" inline_held_peak), let go unexpanded $(stat_field "$T/j1.err" inline_unready)"
 echo "  peak RSS: without --inline ${b} KiB (baseline 1.00), --inline ${m} KiB (ratio $(ratio "$m" "$b"))"
 echo "  decode CPU/sample, steady: without $(stat_field "$T/j0.err" steady_decode_cpu_ns_per_sample) ns, --inline $(stat_field "$T/j1.err" steady_decode_cpu_ns_per_sample) ns"

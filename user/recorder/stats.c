@@ -207,12 +207,14 @@ static void print_unwind_stats(const struct recorder *r,
 		ss.dwarf_ns / 1e6, (unsigned long long)ss.inline_hits,
 		(unsigned long long)ss.inline_misses,
 		(unsigned long long)ss.inline_cache_full);
-	fprintf(stderr, "stats: dwarf_max_kib=%zu inline_held=%llu "
+	fprintf(stderr, "stats: dwarf_max_kib=%zu dwarf_index_kib=%zu "
+		"inline_held=%llu "
 		"inline_held_peak=%zu inline_unready=%llu "
 		"debuginfod_fetches=%llu debuginfod_fetched=%llu "
 		"debuginfod_failed=%llu debuginfod_capped=%llu "
 		"debuginfod_ms=%.1f debuginfod_symbols=%zu\n",
-		ss.dwarf_max_bytes / 1024, (unsigned long long)ps.inline_held,
+		ss.dwarf_max_bytes / 1024, ss.dwarf_index_bytes / 1024,
+		(unsigned long long)ps.inline_held,
 		ps.inline_held_peak, (unsigned long long)ps.inline_unready,
 		(unsigned long long)ps.debuginfod_fetches,
 		(unsigned long long)ps.debuginfod_fetched,

@@ -272,6 +272,11 @@ size_t dwarf_lines__bytes(const struct dwarf_lines *d)
 	return d ? d->bytes : 0;
 }
 
+size_t dwarf_lines__index_bytes(const struct dwarf_lines *d)
+{
+	return d ? d->index_bytes + d->units_cap * sizeof(*d->units) : 0;
+}
+
 /* the compile unit whose ranges hold vaddr */
 static bool find_cu(struct dwarf_lines *d, uint64_t vaddr, Dwarf_Die *cu)
 {

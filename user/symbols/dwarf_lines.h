@@ -47,6 +47,9 @@ struct dwarf_lines *dwarf_lines__open(int fd, uint64_t max_bytes);
 void dwarf_lines__free(struct dwarf_lines *d);
 /* the debug sections' bytes held (about what the module's DWARF costs) */
 size_t dwarf_lines__bytes(const struct dwarf_lines *d);
+/* the units' scope trees made so far (dwarf_lines__find makes a unit's
+ * at its first lookup there; at most 256 MiB a module) */
+size_t dwarf_lines__index_bytes(const struct dwarf_lines *d);
 
 /*
  * The chain at file vaddr into out[0..max), innermost first; its length,

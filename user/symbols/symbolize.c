@@ -289,6 +289,8 @@ void symbolizer__stats(const struct symbolizer *sz, struct symbolizer_stats *out
 		return;
 	*out = sz->stats;
 	out->modules = sz->nmodules;
+	for (const struct module *m = sz->modules; m; m = m->next)
+		out->dwarf_index_bytes += dwarf_lines__index_bytes(m->dw);
 	out->module_bytes = sz->mod_bytes;
 	cfi_cache__stats(sz->cfi_cache, &out->cfi_hits, &out->cfi_misses);
 }

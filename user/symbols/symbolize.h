@@ -188,6 +188,7 @@ struct symbolizer_stats {
 	size_t dwarf_refused;	/* DWARF over the limits, or dwz/split */
 	uint64_t dwarf_ns;	/* time spent reading DWARF */
 	size_t dwarf_max_bytes;	/* the largest module's DWARF */
+	size_t dwarf_index_bytes;	/* the units' scope trees made */
 	size_t debuginfod_symbols;	/* modules named from a fetched file */
 	uint64_t inline_hits;	/* inline chains found in their cache */
 	uint64_t inline_misses;	/* ... looked up in the DWARF */
