@@ -524,10 +524,11 @@ static const struct cli_option record_opts[] = {
 		 "held, decoded, and written once it is read)",
 		 struct record_args, inlines),
 	CLI_STRING("debuginfod", 0, "URLS",
-		   "--inline: ask these debuginfod servers (space-\n"
-		   "separated, as DEBUGINFOD_URLS, which is used when\n"
-		   "this is not given) for the debug files of\n"
-		   "modules that have none here, in the background",
+		   "ask these debuginfod servers (space-separated,\n"
+		   "as DEBUGINFOD_URLS, which --inline uses when this\n"
+		   "is not given) for the debug files of modules\n"
+		   "that have none here, in the background; implies\n"
+		   "--inline",
 		   struct record_args, debuginfod),
 	CLI_FLAG("no-debuginfod", 0,
 		 "never ask debuginfod servers, DEBUGINFOD_URLS or not",
@@ -822,6 +823,9 @@ int cmd_record(int argc, char **argv)
 		ret = 1;
 		goto cleanup;
 	}
+	/* servers to ask are for the inlined frames' debug info */
+	if (a.debuginfod)
+		a.inlines = true;
 	engine_opts(&a, &o);
 	if (a.inlines)
 		o.debuginfod_urls = cli_debuginfod(a.debuginfod,

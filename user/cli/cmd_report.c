@@ -51,8 +51,9 @@ static const struct cli_option report_opts[] = {
 		 "source lines from DWARF, as record --inline",
 		 struct report_args, inlines),
 	CLI_STRING("debuginfod", 0, "URLS",
-		   "--inline: ask these debuginfod servers (else\n"
-		   "DEBUGINFOD_URLS) for missing debug files",
+		   "ask these debuginfod servers (else --inline uses\n"
+		   "DEBUGINFOD_URLS) for missing debug files; implies\n"
+		   "--inline",
 		   struct report_args, debuginfod),
 	CLI_FLAG("no-debuginfod", 0,
 		 "never ask debuginfod servers",
@@ -157,7 +158,7 @@ int cmd_report(int argc, char **argv)
 	ret = 1;
 	o.replay = a.in;
 	o.quiet = a.quiet;
-	o.inlines = a.inlines;
+	o.inlines = a.inlines || a.debuginfod;
 	if (a.inlines)
 		o.debuginfod_urls = cli_debuginfod(a.debuginfod,
 						   a.no_debuginfod, a.quiet);
