@@ -32,6 +32,14 @@ const volatile __u32 event_mask = ASGST_EVMASK_CPU;
 /* sched_switch passes the state __schedule read (5.18+): the one the
  * kernel's own voluntary/involuntary accounting (nvcsw/nivcsw) uses */
 const volatile bool switch_prev_state = false;
+/*
+ * Off-CPU: 0 takes the stack of a target's switch-out with probability
+ * 1/N, N per CPU adapted each OFFCPU_PERIOD_NS so that taking stacks
+ * costs about offcpu_budget_ppm of that CPU; else 1/offcpu_every (1:
+ * every switch).
+ */
+const volatile __u32 offcpu_every = 0;
+const volatile __u32 offcpu_budget_ppm = 10000;
 /* wake the reader only when this much is waiting (see submit()) */
 const volatile __u64 wakeup_bytes = 4 * 1024 * 1024;
 
@@ -150,6 +158,31 @@ struct {
 	__type(key, int);
 	__type(value, struct offcpu_out);
 } offcpu_start SEC(".maps");
+
+/*
+ * The sampling of switch-outs on one CPU: what the period so far saw and
+ * spent, and the N it uses, set at its start from the period before (a
+ * switch-out's N is fixed before its coin is tossed, so N times what a
+ * taken stack weighs is an unbiased estimate however N moves).
+ */
+#define OFFCPU_PERIOD_NS	10000000ull	/* 10 ms */
+#define OFFCPU_COST0_NS		3000		/* a stack, before one is seen */
+
+struct offcpu_rate {
+	__u64 start_ns;		/* the period's start; 0: none yet */
+	__u64 seen;		/* target switch-outs in it */
+	__u64 taken;		/* of them, stacks taken */
+	__u64 cost_ns;		/* time taking them */
+	__u64 unit_ns;		/* what a stack takes, smoothed */
+	__u64 every;		/* N of this period */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_rate);
+} offcpu_rate SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -1015,9 +1048,56 @@ static __always_inline void offcpu_end(struct task_struct *task,
 }
 
 /*
+ * The sampling period of this CPU as of now. A new period sets N from the
+ * one before: N = ceil(switch-outs x what a stack takes / the budget of
+ * the period's length), so at a steady rate the stacks cost the budget,
+ * and below about budget / (what a stack takes) switch-outs a second
+ * every one is taken.
+ */
+static __always_inline struct offcpu_rate *offcpu_period(__u64 now)
+{
+	struct offcpu_rate *r;
+	__u64 el, budget, unit, n;
+	__u32 k = 0;
+
+	r = bpf_map_lookup_elem(&offcpu_rate, &k);
+	if (!r)
+		return NULL;
+	if (!r->start_ns) {
+		r->start_ns = now;
+		r->unit_ns = OFFCPU_COST0_NS;
+		r->every = 1;
+		return r;
+	}
+	el = now - r->start_ns;
+	if (el < OFFCPU_PERIOD_NS)
+		return r;
+	unit = r->unit_ns;
+	if (r->taken)
+		unit = (3 * unit + r->cost_ns / r->taken) / 4;
+	budget = el / 1000 * offcpu_budget_ppm / 1000;
+	n = budget ? (r->seen * unit + budget - 1) / budget :
+		     ASGST_SF_EVERY_MAX;
+	if (n < 1)
+		n = 1;
+	if (n > ASGST_SF_EVERY_MAX)
+		n = ASGST_SF_EVERY_MAX;
+	r->every = n;
+	r->unit_ns = unit;
+	r->start_ns = now;
+	r->seen = 0;
+	r->taken = 0;
+	r->cost_ns = 0;
+	return r;
+}
+
+/*
  * Off-CPU: the stack of a target thread as it leaves the CPU (current is
  * still prev here), and when it runs again a header-only END record with
- * the time in between; user space joins the two by (tid, ktime_ns).
+ * the time in between; user space joins the two by (tid, ktime_ns). The
+ * stack of a switch-out is taken with probability 1/N (offcpu_every, or
+ * offcpu_period's N), its record marked as standing for N switches: the
+ * rest cost a coin toss and no record.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
@@ -1025,8 +1105,11 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 {
 	__u64 id, now = bpf_ktime_get_ns(), start, ran;
 	struct thread_cache tmp, *tc;
+	struct offcpu_rate *r = NULL;
 	struct offcpu_out *t0;
 	__u32 state;
+	__u64 every;
+	bool take;
 
 	t0 = bpf_task_storage_get(&offcpu_start, next, NULL, 0);
 	if (t0 && t0->rec_ns) {
@@ -1043,10 +1126,21 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	tc = get_thread(prev, id, &tmp);
 	if (!tc->target)
 		return 0;
+	every = offcpu_every;
+	if (!every) {
+		r = offcpu_period(now);
+		every = r ? r->every : 1;
+	}
+	if (r)
+		r->seen++;
+	stat_inc(ASGST_STAT_OFFCPU_SWITCHES);
+	take = every <= 1 || bpf_get_prandom_u32() % every == 0;
 	t0 = bpf_task_storage_get(&offcpu_start, prev, NULL,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t0) {	/* no memory, or the storage is busy: no END to come */
-		stat_inc(ASGST_STAT_OFFCPU_LOST);
+				  take ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!t0) {
+		/* no memory, or the storage is busy: no END to come */
+		if (take)
+			stat_inc(ASGST_STAT_OFFCPU_LOST);
 		return 0;
 	}
 	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
@@ -1064,6 +1158,8 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 		t0->rec_ns = 0;
 		stat_inc(ASGST_STAT_OFFCPU_NO_SWITCH_IN);
 	}
+	if (!take)
+		return 0;
 	/*
 	 * TASK_RUNNING (0) when it leaves the CPU: preempted, not blocked.
 	 * The state as __schedule read it, where the tracepoint passes it:
@@ -1073,7 +1169,8 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	state = switch_prev_state ? (__u32)ctx[3] :
 				    BPF_CORE_READ(prev, __state);
 	if (!record(ctx, prev, id, tc, true, ASGST_EV_OFFCPU,
-		    preempt || !state ? ASGST_SF_PREEMPTED : 0, now)) {
+		    (preempt || !state ? ASGST_SF_PREEMPTED : 0) |
+		    (__u32)every << ASGST_SF_EVERY_SHIFT, now)) {
 		stat_inc(ASGST_STAT_OFFCPU_LOST);
 		return 0;
 	}
@@ -1086,7 +1183,12 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	t0->start_ns = start;
 	t0->ran_ns = ran;
 	stat_inc(ASGST_STAT_OFFCPU);
+	stat_add(ASGST_STAT_OFFCPU_WEIGHT, every);
 	stat_add(ASGST_STAT_OFFCPU_CAPTURE_NS, start - now);
+	if (r) {
+		r->taken++;
+		r->cost_ns += start - now;
+	}
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Off-CPU stacks waiting for their END record (see offcpu.h). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "capture/sample.h"
@@ -54,6 +55,18 @@ void offcpu__flush(struct offcpu *o, struct queue *qu, uint64_t end_ns,
 		h->weight_ns = end_ns > h->ktime_ns ? end_ns - h->ktime_ns : 0;
 		queue__push(qu, q, now_ns);
 	}
+}
+
+void offcpu__weigh(const struct asgst_sample_hdr *h, uint64_t *count,
+		   uint64_t *weight_ns)
+{
+	uint64_t n = h->version >= 4 ? ASGST_SF_EVERY(h->flags) : 0;
+
+	if (!n)
+		n = 1;
+	*count = n;
+	*weight_ns = h->weight_ns > UINT64_MAX / n ? UINT64_MAX :
+		     h->weight_ns * n;
 }
 
 void offcpu__free(struct offcpu *o)

@@ -37,5 +37,14 @@ struct queued *offcpu__end(struct offcpu *o, struct queue *qu,
 void offcpu__flush(struct offcpu *o, struct queue *qu, uint64_t end_ns,
 		   uint64_t now_ns);
 void offcpu__free(struct offcpu *o);
+/*
+ * What an off-CPU stack, weighed by its END, stands for: the sampler took
+ * it with probability 1/N (N in its flags from version 4 on, else 1), so
+ * it counts N switches and N times its time (Horvitz-Thompson: each
+ * stack's sums are then unbiased estimates of what every switch would
+ * have given). The time saturates rather than wraps.
+ */
+void offcpu__weigh(const struct asgst_sample_hdr *h, uint64_t *count,
+		   uint64_t *weight_ns);
 
 #endif /* ASGST_OFFCPU_H */

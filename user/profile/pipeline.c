@@ -390,7 +390,7 @@ static void sample_values(const struct asgst_sample_hdr *h,
 	v->count = 1;
 	switch (h->event) {
 	case ASGST_EV_OFFCPU:
-		v->weight_ns = h->weight_ns;
+		offcpu__weigh(h, &v->count, &v->weight_ns);
 		break;
 	case ASGST_EV_ALLOC:
 		size = h->ev_size;
