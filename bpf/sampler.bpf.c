@@ -150,6 +150,11 @@ struct offcpu_out {
 	__u64 rec_ns;		/* 0: not off the CPU in a recording */
 	__u64 start_ns;
 	__u64 ran_ns;		/* its se.sum_exec_runtime then */
+	/* every switch-out of the thread, its stack taken or not: when it
+	 * left (0: on a CPU, or not seen leaving), and the time it stays off,
+	 * predicted from the times before (a moving mean; 0: none yet) */
+	__u64 out_ns;
+	__u64 pred_ns;
 };
 
 struct {
@@ -160,21 +165,30 @@ struct {
 } offcpu_start SEC(".maps");
 
 /*
- * The sampling of switch-outs on one CPU: what the period so far saw and
- * spent, and the N it uses, set at its start from the period before (a
- * switch-out's N is fixed before its coin is tossed, so N times what a
- * taken stack weighs is an unbiased estimate however N moves).
+ * The sampling of switch-outs on one CPU. A switch-out's stack is taken
+ * with probability 1/N: N is the CPU's, set at each period's start from
+ * the period before so that the stacks cost the budget, but less for a
+ * thread predicted to stay off longer than the CPU's switch-outs do on
+ * average (N x that mean / the prediction, at least 1): a thread that
+ * sleeps long has its rare waits taken however busy the CPU, and never
+ * more than the CPU's N, so a wait that turns out long against its
+ * prediction weighs no more than it would with one N for all. N is fixed
+ * before the coin is tossed, so N times what a taken stack weighs is an
+ * unbiased estimate, however good the prediction and however N moves.
  */
 #define OFFCPU_PERIOD_NS	10000000ull	/* 10 ms */
 #define OFFCPU_COST0_NS		3000		/* a stack, before one is seen */
+#define OFFCPU_PRED_MAX		1000000000ull	/* a prediction counts up to 1 s */
 
 struct offcpu_rate {
 	__u64 start_ns;		/* the period's start; 0: none yet */
 	__u64 seen;		/* target switch-outs in it */
 	__u64 taken;		/* of them, stacks taken */
 	__u64 cost_ns;		/* time taking them */
+	__u64 pred_ns;		/* the sum of their predictions */
 	__u64 unit_ns;		/* what a stack takes, smoothed */
 	__u64 every;		/* N of this period */
+	__u64 quantum_ns;	/* N x the mean prediction then */
 };
 
 struct {
@@ -1083,12 +1097,28 @@ static __always_inline struct offcpu_rate *offcpu_period(__u64 now)
 	if (n > ASGST_SF_EVERY_MAX)
 		n = ASGST_SF_EVERY_MAX;
 	r->every = n;
+	r->quantum_ns = r->seen ? n * (r->pred_ns / r->seen) : 0;
 	r->unit_ns = unit;
 	r->start_ns = now;
 	r->seen = 0;
 	r->taken = 0;
 	r->cost_ns = 0;
+	r->pred_ns = 0;
 	return r;
+}
+
+/* N of a switch-out of a thread predicted to stay off pred ns (0: not
+ * known, its first: taken) */
+static __always_inline __u64 offcpu_n(struct offcpu_rate *r, __u64 pred)
+{
+	__u64 n;
+
+	if (!r || !pred || r->every <= 1)
+		return 1;
+	if (pred <= r->quantum_ns / r->every)
+		return r->every;
+	n = r->quantum_ns / pred;
+	return n ? n : 1;
 }
 
 /*
@@ -1096,8 +1126,8 @@ static __always_inline struct offcpu_rate *offcpu_period(__u64 now)
  * still prev here), and when it runs again a header-only END record with
  * the time in between; user space joins the two by (tid, ktime_ns). The
  * stack of a switch-out is taken with probability 1/N (offcpu_every, or
- * offcpu_period's N), its record marked as standing for N switches: the
- * rest cost a coin toss and no record.
+ * offcpu_n's), its record marked as standing for N switches: the rest
+ * cost a coin toss, the thread's clock and no record.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
@@ -1112,6 +1142,16 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	bool take;
 
 	t0 = bpf_task_storage_get(&offcpu_start, next, NULL, 0);
+	if (t0 && t0->out_ns) {
+		__u64 d = now > t0->out_ns ? now - t0->out_ns : 0;
+
+		/* a moving mean of its times off, a quarter the newest */
+		t0->pred_ns = t0->pred_ns ? t0->pred_ns - t0->pred_ns / 4 +
+					    d / 4 : d;
+		if (!t0->pred_ns)
+			t0->pred_ns = 1;
+		t0->out_ns = 0;
+	}
 	if (t0 && t0->rec_ns) {
 		offcpu_end(next, t0->rec_ns,
 			   now > t0->start_ns ? now - t0->start_ns : 0);
@@ -1126,23 +1166,26 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	tc = get_thread(prev, id, &tmp);
 	if (!tc->target)
 		return 0;
+	stat_inc(ASGST_STAT_OFFCPU_SWITCHES);
+	t0 = bpf_task_storage_get(&offcpu_start, prev, NULL,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t0) {	/* no memory, or the storage is busy: no END to come */
+		stat_inc(ASGST_STAT_OFFCPU_LOST);
+		return 0;
+	}
 	every = offcpu_every;
 	if (!every) {
 		r = offcpu_period(now);
-		every = r ? r->every : 1;
+		every = offcpu_n(r, t0->pred_ns);
+		if (r) {
+			__u64 c = t0->pred_ns;
+
+			r->seen++;
+			r->pred_ns += c < OFFCPU_PRED_MAX ? c : OFFCPU_PRED_MAX;
+		}
 	}
-	if (r)
-		r->seen++;
-	stat_inc(ASGST_STAT_OFFCPU_SWITCHES);
 	take = every <= 1 || bpf_get_prandom_u32() % every == 0;
-	t0 = bpf_task_storage_get(&offcpu_start, prev, NULL,
-				  take ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	if (!t0) {
-		/* no memory, or the storage is busy: no END to come */
-		if (take)
-			stat_inc(ASGST_STAT_OFFCPU_LOST);
-		return 0;
-	}
+	t0->out_ns = now;
 	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	if (t0->rec_ns) {
 		/*

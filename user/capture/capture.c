@@ -779,9 +779,10 @@ int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
 	return prog_stats(c->skel->progs.asgst_switch, run_time_ns, run_cnt);
 }
 
-/* the sampler's struct offcpu_rate: its N is the only field read here */
+/* the sampler's struct offcpu_rate: its N is the field read here */
 struct offcpu_rate_view {
-	uint64_t start_ns, seen, taken, cost_ns, unit_ns, every;
+	uint64_t start_ns, seen, taken, cost_ns, pred_ns, unit_ns, every;
+	uint64_t quantum_ns;
 };
 
 uint32_t capture__offcpu_every(struct capture *c)
