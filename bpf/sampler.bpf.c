@@ -155,6 +155,10 @@ struct offcpu_out {
 	 * predicted from the times before (a moving mean; 0: none yet) */
 	__u64 out_ns;
 	__u64 pred_ns;
+	/* its time off and switch-outs since its last END, every one of
+	 * them: the END carries them (exact per-thread sums) */
+	__u64 acc_ns;
+	__u64 acc_n;
 };
 
 struct {
@@ -1033,7 +1037,7 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
  * the stack, weight_ns the time off the CPU.
  */
 static __always_inline void offcpu_end(struct task_struct *task,
-				       __u64 rec_ns, __u64 weight)
+				       struct offcpu_out *t0, __u64 weight)
 {
 	struct asgst_sample_hdr *h;
 
@@ -1052,11 +1056,17 @@ static __always_inline void offcpu_end(struct task_struct *task,
 	h->pid = task->tgid;
 	h->tid = task->pid;
 	h->cpu = bpf_get_smp_processor_id();
-	h->ktime_ns = rec_ns;
+	h->ktime_ns = t0->rec_ns;
 	/* the fast monotonic clock may not have moved (or read a hair
 	 * behind on another CPU) for a very short switch: it still took
 	 * time, count the least */
 	h->weight_ns = weight ? weight : 1;
+	/* every switch-out of the thread since its END before, this one's
+	 * included: the exact sums that its sampled stacks are scaled to */
+	h->ev_weight = t0->acc_ns;
+	h->ev_size = t0->acc_n;
+	t0->acc_ns = 0;
+	t0->acc_n = 0;
 	bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
 	submit(h);
 }
@@ -1151,9 +1161,11 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 		if (!t0->pred_ns)
 			t0->pred_ns = 1;
 		t0->out_ns = 0;
+		t0->acc_ns += d ? d : 1;
+		t0->acc_n++;
 	}
 	if (t0 && t0->rec_ns) {
-		offcpu_end(next, t0->rec_ns,
+		offcpu_end(next, t0,
 			   now > t0->start_ns ? now - t0->start_ns : 0);
 		t0->rec_ns = 0;
 	}
@@ -1197,7 +1209,9 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 		 */
 		__u64 wall = now - t0->start_ns, cpu = ran - t0->ran_ns;
 
-		offcpu_end(prev, t0->rec_ns, wall > cpu ? wall - cpu : 0);
+		t0->acc_ns += wall > cpu ? wall - cpu : 1;
+		t0->acc_n++;
+		offcpu_end(prev, t0, wall > cpu ? wall - cpu : 1);
 		t0->rec_ns = 0;
 		stat_inc(ASGST_STAT_OFFCPU_NO_SWITCH_IN);
 	}
@@ -1224,6 +1238,7 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	start = bpf_ktime_get_ns();
 	t0->rec_ns = now;
 	t0->start_ns = start;
+	t0->out_ns = start;	/* its clock, as the END's, from here */
 	t0->ran_ns = ran;
 	stat_inc(ASGST_STAT_OFFCPU);
 	stat_add(ASGST_STAT_OFFCPU_WEIGHT, every);

@@ -2,7 +2,9 @@
 /*
  * Off-CPU sampling: a stack taken 1 in N switch-outs stands for N switches
  * and N times its time (offcpu__weigh), through the pipeline with its END
- * and without one (weighed up to the recording's end); and the estimator
+ * and without one (weighed up to the recording's end); each thread's
+ * stacks scaled to the exact sums its ENDs carry (offcpu__calibrate, at
+ * pipeline__annotate), shares kept, other threads left; and the estimator
  * itself: switch-outs of known stacks and durations, a stack taken with
  * probability 1/N by a seeded generator as the sampler does, weighed by
  * offcpu__weigh, give every stack of >= 1 % of the time its share within
@@ -88,8 +90,8 @@ static void push_off(struct pipeline *pl, uint32_t tid, uint32_t every,
 	assert_true(pipeline__push(pl, rec, sizeof(*h) + 8) >= 0);
 }
 
-static void push_end(struct pipeline *pl, uint32_t tid, uint64_t t,
-		     uint64_t weight_ns)
+static void push_end_exact(struct pipeline *pl, uint32_t tid, uint64_t t,
+			   uint64_t weight_ns, uint64_t all_ns, uint64_t all_n)
 {
 	struct asgst_sample_hdr h;
 
@@ -104,7 +106,16 @@ static void push_end(struct pipeline *pl, uint32_t tid, uint64_t t,
 	h.tid = tid;
 	h.ktime_ns = t;
 	h.weight_ns = weight_ns;
+	h.ev_weight = all_ns;
+	h.ev_size = all_n;
 	assert_true(pipeline__push(pl, &h, sizeof(h)) >= 0);
+}
+
+/* an END that says nothing of the other switch-outs (none in between) */
+static void push_end(struct pipeline *pl, uint32_t tid, uint64_t t,
+		     uint64_t weight_ns)
+{
+	push_end_exact(pl, tid, t, weight_ns, 0, 0);
 }
 
 static const struct profile_stack *stack_of(const struct profile *p,
@@ -115,6 +126,90 @@ static const struct profile_stack *stack_of(const struct profile *p,
 			return profile__stack(p, i);
 	fail_msg("no stack of tid %d", (int)tid);
 	return NULL;
+}
+
+/* an off-CPU record of tid with its own pc (two stacks of one thread) */
+static void push_off_pc(struct pipeline *pl, uint32_t tid, uint64_t pc,
+			uint32_t every, uint64_t t)
+{
+	uint64_t rec[(sizeof(struct asgst_sample_hdr) + 8) / 8 + 1];
+	struct asgst_sample_hdr *h = (struct asgst_sample_hdr *)rec;
+	uint64_t *pcs = (uint64_t *)((char *)rec + sizeof(*h));
+
+	memset(rec, 0, sizeof(rec));
+	hdr_init(h, ASGST_SAMPLE_VERSION, every, 0);
+	h->flags = every << ASGST_SF_EVERY_SHIFT;
+	h->pid = h->ns_pid = 4400;
+	h->tid = h->ns_tid = tid;
+	h->ktime_ns = t;
+	h->ustack_n = 1;
+	h->window_off = sizeof(*h) + 8;
+	memcpy(h->comm, "offtest", 8);
+	pcs[0] = pc;
+	assert_true(pipeline__push(pl, rec, sizeof(*h) + 8) >= 0);
+}
+
+static const struct profile_stack *stack_pc(const struct profile *p,
+					    pid_t tid, uint64_t pc)
+{
+	for (size_t i = 0; i < profile__nstacks(p); i++) {
+		const struct profile_stack *ps = profile__stack(p, i);
+
+		if (ps->trace.tid != tid)
+			continue;
+		for (uint32_t j = 0; j < ps->trace.nframes; j++)
+			if (ps->trace.frames[j].pc == pc)
+				return ps;
+	}
+	fail_msg("no stack of tid %d at %#llx", (int)tid,
+		 (unsigned long long)pc);
+	return NULL;
+}
+
+static void test_calibrate(void **state)
+{
+	struct pipeline_opts o = { .offline = true, .quiet = true };
+	struct profile *p = profile__new();
+	const struct profile_stack *a, *b;
+	struct pipeline *pl;
+
+	(void)state;
+	assert_non_null(p);
+	pl = pipeline__new(p, NULL, &o);
+	assert_non_null(pl);
+	/*
+	 * tid 7, N = 10: stack A 100 ns and stack B 300 ns sampled (HT: 1000
+	 * and 3000 ns, 10 switches each); every switch-out summed 6000 ns
+	 * over 25 of them (2500 + 3500 ns, 12 + 13)
+	 */
+	push_off_pc(pl, 7, 0x403000, 10, 1000000);
+	push_end_exact(pl, 7, 1000000, 100, 2500, 12);
+	push_off_pc(pl, 7, 0x404000, 10, 2000000);
+	push_end_exact(pl, 7, 2000000, 300, 3500, 13);
+	/* tid 8 took every stack: its sums are its stacks' own */
+	push_off_pc(pl, 8, 0x405000, 1, 1500000);
+	push_end_exact(pl, 8, 1500000, 700, 700, 1);
+	pipeline__finish(pl, 3000000);
+
+	a = stack_pc(p, 7, 0x403000);
+	b = stack_pc(p, 7, 0x404000);
+	assert_int_equal(a->weight_ns, 1000);
+	assert_int_equal(b->weight_ns, 3000);
+	pipeline__annotate(pl, p);
+	/* the thread's total and count exact, A:B still 1:3 */
+	assert_int_equal(a->weight_ns, 1500);
+	assert_int_equal(b->weight_ns, 4500);
+	assert_int_equal(a->count + b->count, 25);
+	assert_true(a->count >= 12 && b->count >= 12);
+	a = stack_pc(p, 8, 0x405000);
+	assert_int_equal(a->weight_ns, 700);
+	assert_int_equal(a->count, 1);
+	/* once: the sums start again */
+	pipeline__annotate(pl, p);
+	b = stack_pc(p, 7, 0x404000);
+	assert_int_equal(b->weight_ns, 4500);
+	pipeline__free(pl);
+	profile__free(p);
 }
 
 static void test_pipeline_weights(void **state)
@@ -283,6 +378,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weigh),
 		cmocka_unit_test(test_pipeline_weights),
+		cmocka_unit_test(test_calibrate),
 		cmocka_unit_test(test_estimator),
 	};
 

@@ -656,6 +656,8 @@ void pipeline__annotate(struct pipeline *pl, struct profile *p)
 {
 	if (!pl || !p)
 		return;
+	/* sampled off-CPU stacks to their threads' exact sums */
+	offcpu__calibrate(&pl->offcpu, p);
 	if (pl->sz)
 		symbolizer__each_build_id(pl->sz, put_build_id, p);
 	/* the names a process has now: a JVM found late (an exec'd java)
