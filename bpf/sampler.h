@@ -23,7 +23,8 @@
  *
  * Changing the layout, or what a field means, means bumping
  * ASGST_SAMPLE_VERSION. Version 4 keeps version 3's layout; its off-CPU
- * records say in their flags what share of the switches they stand for.
+ * records say in their flags how many switches they stand for, and its
+ * END records what the thread's every switch-out summed to.
  */
 #ifndef ASGST_BPF_SAMPLER_H
 #define ASGST_BPF_SAMPLER_H
@@ -72,7 +73,11 @@
 					   filled by the matching END */
 #define ASGST_EV_OFFCPU_END	2	/* header only: the thread tid that
 					   left the CPU at ktime_ns ran again
-					   weight_ns later */
+					   weight_ns later; version 4:
+					   ev_weight ns off the CPU over
+					   ev_size switch-outs of the thread,
+					   every one, since its END before
+					   (this one's included) */
 #define ASGST_EV_ALLOC		3	/* a JVM's sampled allocation (version
 					   3): ev_size, ev_weight, ev_class */
 #define ASGST_EV_LOCK		4	/* a JVM thread entered a contended
