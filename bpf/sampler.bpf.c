@@ -1198,6 +1198,8 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	}
 	take = every <= 1 || bpf_get_prandom_u32() % every == 0;
 	t0->out_ns = now;
+	if (!take && !t0->rec_ns)
+		return 0;
 	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	if (t0->rec_ns) {
 		/*
