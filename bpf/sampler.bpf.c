@@ -181,8 +181,8 @@ struct {
  * unbiased estimate, however good the prediction and however N moves.
  */
 #define OFFCPU_PERIOD_NS	10000000ull	/* 10 ms */
-#define OFFCPU_COST0_NS		3000		/* a stack, before one is seen */
-#define OFFCPU_PRED_MAX		1000000000ull	/* a prediction counts up to 1 s */
+#define OFFCPU_COST0_NS		3000	/* a stack, before one is seen */
+#define OFFCPU_PRED_MAX		1000000000ull	/* a prediction counts <= 1 s */
 
 struct offcpu_rate {
 	__u64 start_ns;		/* the period's start; 0: none yet */
