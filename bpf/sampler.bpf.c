@@ -32,6 +32,14 @@ const volatile __u32 event_mask = ASGST_EVMASK_CPU;
 /* sched_switch passes the state __schedule read (5.18+): the one the
  * kernel's own voluntary/involuntary accounting (nvcsw/nivcsw) uses */
 const volatile bool switch_prev_state = false;
+/*
+ * Off-CPU: 0 takes the stack of a target's switch-out with probability
+ * 1/N, N per CPU adapted each OFFCPU_PERIOD_NS so that taking stacks
+ * costs about offcpu_budget_ppm of that CPU; else 1/offcpu_every (1:
+ * every switch).
+ */
+const volatile __u32 offcpu_every = 0;
+const volatile __u32 offcpu_budget_ppm = 10000;
 /* wake the reader only when this much is waiting (see submit()) */
 const volatile __u64 wakeup_bytes = 4 * 1024 * 1024;
 
@@ -142,6 +150,15 @@ struct offcpu_out {
 	__u64 rec_ns;		/* 0: not off the CPU in a recording */
 	__u64 start_ns;
 	__u64 ran_ns;		/* its se.sum_exec_runtime then */
+	/* every switch-out of the thread, its stack taken or not: when it
+	 * left (0: on a CPU, or not seen leaving), and the time it stays off,
+	 * predicted from the times before (a moving mean; 0: none yet) */
+	__u64 out_ns;
+	__u64 pred_ns;
+	/* its time off and switch-outs since its last END, every one of
+	 * them: the END carries them (exact per-thread sums) */
+	__u64 acc_ns;
+	__u64 acc_n;
 };
 
 struct {
@@ -150,6 +167,40 @@ struct {
 	__type(key, int);
 	__type(value, struct offcpu_out);
 } offcpu_start SEC(".maps");
+
+/*
+ * The sampling of switch-outs on one CPU. A switch-out's stack is taken
+ * with probability 1/N: N is the CPU's, set at each period's start from
+ * the period before so that the stacks cost the budget, but less for a
+ * thread predicted to stay off longer than the CPU's switch-outs do on
+ * average (N x that mean / the prediction, at least 1): a thread that
+ * sleeps long has its rare waits taken however busy the CPU, and never
+ * more than the CPU's N, so a wait that turns out long against its
+ * prediction weighs no more than it would with one N for all. N is fixed
+ * before the coin is tossed, so N times what a taken stack weighs is an
+ * unbiased estimate, however good the prediction and however N moves.
+ */
+#define OFFCPU_PERIOD_NS	10000000ull	/* 10 ms */
+#define OFFCPU_COST0_NS		3000	/* a stack, before one is seen */
+#define OFFCPU_PRED_MAX		1000000000ull	/* a prediction counts <= 1 s */
+
+struct offcpu_rate {
+	__u64 start_ns;		/* the period's start; 0: none yet */
+	__u64 seen;		/* target switch-outs in it */
+	__u64 taken;		/* of them, stacks taken */
+	__u64 cost_ns;		/* time taking them */
+	__u64 pred_ns;		/* the sum of their predictions */
+	__u64 unit_ns;		/* what a stack takes, smoothed */
+	__u64 every;		/* N of this period */
+	__u64 quantum_ns;	/* N x the mean prediction then */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_rate);
+} offcpu_rate SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -986,7 +1037,7 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
  * the stack, weight_ns the time off the CPU.
  */
 static __always_inline void offcpu_end(struct task_struct *task,
-				       __u64 rec_ns, __u64 weight)
+				       struct offcpu_out *t0, __u64 weight)
 {
 	struct asgst_sample_hdr *h;
 
@@ -1005,19 +1056,88 @@ static __always_inline void offcpu_end(struct task_struct *task,
 	h->pid = task->tgid;
 	h->tid = task->pid;
 	h->cpu = bpf_get_smp_processor_id();
-	h->ktime_ns = rec_ns;
+	h->ktime_ns = t0->rec_ns;
 	/* the fast monotonic clock may not have moved (or read a hair
 	 * behind on another CPU) for a very short switch: it still took
 	 * time, count the least */
 	h->weight_ns = weight ? weight : 1;
+	/* every switch-out of the thread since its END before, this one's
+	 * included: the exact sums that its sampled stacks are scaled to */
+	h->ev_weight = t0->acc_ns;
+	h->ev_size = t0->acc_n;
+	t0->acc_ns = 0;
+	t0->acc_n = 0;
 	bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
 	submit(h);
 }
 
 /*
+ * The sampling period of this CPU as of now. A new period sets N from the
+ * one before: N = ceil(switch-outs x what a stack takes / the budget of
+ * the period's length), so at a steady rate the stacks cost the budget,
+ * and below about budget / (what a stack takes) switch-outs a second
+ * every one is taken.
+ */
+static __always_inline struct offcpu_rate *offcpu_period(__u64 now)
+{
+	struct offcpu_rate *r;
+	__u64 el, budget, unit, n;
+	__u32 k = 0;
+
+	r = bpf_map_lookup_elem(&offcpu_rate, &k);
+	if (!r)
+		return NULL;
+	if (!r->start_ns) {
+		r->start_ns = now;
+		r->unit_ns = OFFCPU_COST0_NS;
+		r->every = 1;
+		return r;
+	}
+	el = now - r->start_ns;
+	if (el < OFFCPU_PERIOD_NS)
+		return r;
+	unit = r->unit_ns;
+	if (r->taken)
+		unit = (3 * unit + r->cost_ns / r->taken) / 4;
+	budget = el / 1000 * offcpu_budget_ppm / 1000;
+	n = budget ? (r->seen * unit + budget - 1) / budget :
+		     ASGST_SF_EVERY_MAX;
+	if (n < 1)
+		n = 1;
+	if (n > ASGST_SF_EVERY_MAX)
+		n = ASGST_SF_EVERY_MAX;
+	r->every = n;
+	r->quantum_ns = r->seen ? n * (r->pred_ns / r->seen) : 0;
+	r->unit_ns = unit;
+	r->start_ns = now;
+	r->seen = 0;
+	r->taken = 0;
+	r->cost_ns = 0;
+	r->pred_ns = 0;
+	return r;
+}
+
+/* N of a switch-out of a thread predicted to stay off pred ns (0: not
+ * known, its first: taken) */
+static __always_inline __u64 offcpu_n(struct offcpu_rate *r, __u64 pred)
+{
+	__u64 n;
+
+	if (!r || !pred || r->every <= 1)
+		return 1;
+	if (pred <= r->quantum_ns / r->every)
+		return r->every;
+	n = r->quantum_ns / pred;
+	return n ? n : 1;
+}
+
+/*
  * Off-CPU: the stack of a target thread as it leaves the CPU (current is
  * still prev here), and when it runs again a header-only END record with
- * the time in between; user space joins the two by (tid, ktime_ns).
+ * the time in between; user space joins the two by (tid, ktime_ns). The
+ * stack of a switch-out is taken with probability 1/N (offcpu_every, or
+ * offcpu_n's), its record marked as standing for N switches: the rest
+ * cost a coin toss, the thread's clock and no record.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
@@ -1025,12 +1145,27 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 {
 	__u64 id, now = bpf_ktime_get_ns(), start, ran;
 	struct thread_cache tmp, *tc;
+	struct offcpu_rate *r = NULL;
 	struct offcpu_out *t0;
 	__u32 state;
+	__u64 every;
+	bool take;
 
 	t0 = bpf_task_storage_get(&offcpu_start, next, NULL, 0);
+	if (t0 && t0->out_ns) {
+		__u64 d = now > t0->out_ns ? now - t0->out_ns : 0;
+
+		/* a moving mean of its times off, a quarter the newest */
+		t0->pred_ns = t0->pred_ns ? t0->pred_ns - t0->pred_ns / 4 +
+					    d / 4 : d;
+		if (!t0->pred_ns)
+			t0->pred_ns = 1;
+		t0->out_ns = 0;
+		t0->acc_ns += d ? d : 1;
+		t0->acc_n++;
+	}
 	if (t0 && t0->rec_ns) {
-		offcpu_end(next, t0->rec_ns,
+		offcpu_end(next, t0,
 			   now > t0->start_ns ? now - t0->start_ns : 0);
 		t0->rec_ns = 0;
 	}
@@ -1043,12 +1178,28 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	tc = get_thread(prev, id, &tmp);
 	if (!tc->target)
 		return 0;
+	stat_inc(ASGST_STAT_OFFCPU_SWITCHES);
 	t0 = bpf_task_storage_get(&offcpu_start, prev, NULL,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t0) {	/* no memory, or the storage is busy: no END to come */
 		stat_inc(ASGST_STAT_OFFCPU_LOST);
 		return 0;
 	}
+	every = offcpu_every;
+	if (!every) {
+		r = offcpu_period(now);
+		every = offcpu_n(r, t0->pred_ns);
+		if (r) {
+			__u64 c = t0->pred_ns;
+
+			r->seen++;
+			r->pred_ns += c < OFFCPU_PRED_MAX ? c : OFFCPU_PRED_MAX;
+		}
+	}
+	take = every <= 1 || bpf_get_prandom_u32() % every == 0;
+	t0->out_ns = now;
+	if (!take && !t0->rec_ns)
+		return 0;
 	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	if (t0->rec_ns) {
 		/*
@@ -1060,10 +1211,14 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 		 */
 		__u64 wall = now - t0->start_ns, cpu = ran - t0->ran_ns;
 
-		offcpu_end(prev, t0->rec_ns, wall > cpu ? wall - cpu : 0);
+		t0->acc_ns += wall > cpu ? wall - cpu : 1;
+		t0->acc_n++;
+		offcpu_end(prev, t0, wall > cpu ? wall - cpu : 1);
 		t0->rec_ns = 0;
 		stat_inc(ASGST_STAT_OFFCPU_NO_SWITCH_IN);
 	}
+	if (!take)
+		return 0;
 	/*
 	 * TASK_RUNNING (0) when it leaves the CPU: preempted, not blocked.
 	 * The state as __schedule read it, where the tracepoint passes it:
@@ -1073,7 +1228,8 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	state = switch_prev_state ? (__u32)ctx[3] :
 				    BPF_CORE_READ(prev, __state);
 	if (!record(ctx, prev, id, tc, true, ASGST_EV_OFFCPU,
-		    preempt || !state ? ASGST_SF_PREEMPTED : 0, now)) {
+		    (preempt || !state ? ASGST_SF_PREEMPTED : 0) |
+		    (__u32)every << ASGST_SF_EVERY_SHIFT, now)) {
 		stat_inc(ASGST_STAT_OFFCPU_LOST);
 		return 0;
 	}
@@ -1084,9 +1240,15 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	start = bpf_ktime_get_ns();
 	t0->rec_ns = now;
 	t0->start_ns = start;
+	t0->out_ns = start;	/* its clock, as the END's, from here */
 	t0->ran_ns = ran;
 	stat_inc(ASGST_STAT_OFFCPU);
+	stat_add(ASGST_STAT_OFFCPU_WEIGHT, every);
 	stat_add(ASGST_STAT_OFFCPU_CAPTURE_NS, start - now);
+	if (r) {
+		r->taken++;
+		r->cost_ns += start - now;
+	}
 	return 0;
 }
 

@@ -21,13 +21,16 @@
  * readers use the counts and offsets, never the record length, to find
  * the parts, and reject any that does not fit the record.
  *
- * Changing the layout means bumping ASGST_SAMPLE_VERSION.
+ * Changing the layout, or what a field means, means bumping
+ * ASGST_SAMPLE_VERSION. Version 4 keeps version 3's layout; its off-CPU
+ * records say in their flags how many switches they stand for, and its
+ * END records what the thread's every switch-out summed to.
  */
 #ifndef ASGST_BPF_SAMPLER_H
 #define ASGST_BPF_SAMPLER_H
 
 #define ASGST_SAMPLE_MAGIC	0x31475341u	/* "ASG1" little endian */
-#define ASGST_SAMPLE_VERSION	3
+#define ASGST_SAMPLE_VERSION	4
 #define ASGST_SAMPLE_VERSION_MIN	1	/* still read (raw files) */
 
 #define ASGST_MAX_KSTACK	64	/* kernel frames kept per sample */
@@ -55,6 +58,14 @@
 #define ASGST_SF_CHUNK_MORE	(1u << 10)	/* the copied stack chunk has a
 						   parent: older frozen frames
 						   are not in the copy */
+/*
+ * Off-CPU records of version 4: the stack of a switch-out is taken with
+ * probability 1/N, N in the top 16 bits of flags (0 read as 1: every
+ * switch), so the record stands for N switches and N times its time.
+ */
+#define ASGST_SF_EVERY_SHIFT	16
+#define ASGST_SF_EVERY_MAX	0xffffu
+#define ASGST_SF_EVERY(flags)	((flags) >> ASGST_SF_EVERY_SHIFT)
 
 /* asgst_sample_hdr.event */
 #define ASGST_EV_CPU		0	/* cpu-clock sample, weight = 1 period */
@@ -62,7 +73,11 @@
 					   filled by the matching END */
 #define ASGST_EV_OFFCPU_END	2	/* header only: the thread tid that
 					   left the CPU at ktime_ns ran again
-					   weight_ns later */
+					   weight_ns later; version 4:
+					   ev_weight ns off the CPU over
+					   ev_size switch-outs of the thread,
+					   every one, since its END before
+					   (this one's included) */
 #define ASGST_EV_ALLOC		3	/* a JVM's sampled allocation (version
 					   3): ev_size, ev_weight, ev_class */
 #define ASGST_EV_LOCK		4	/* a JVM thread entered a contended
@@ -196,6 +211,10 @@ enum asgst_stat {
 	ASGST_STAT_JVM_EV_LOST,	/* alloc or lock: ring buffer full */
 	ASGST_STAT_JVM_EV_THROTTLED, /* alloc or lock: over a process's
 				   ASGST_JVM_EV_BURST, not recorded */
+	/* switch-outs of target threads seen, each taken or not (1 in N) */
+	ASGST_STAT_OFFCPU_SWITCHES,
+	/* the sum of N over the stacks taken: switches they stand for */
+	ASGST_STAT_OFFCPU_WEIGHT,
 	ASGST_STAT_MAX,
 };
 

@@ -86,6 +86,28 @@ pinned carriers, off-CPU stacks.
       stacks without offcpu_ns. --pprof: the pprof file of the same run has
       an offcpu/nanoseconds sample type whose values sum to the JSON's
       offcpu_ns, and its cpu values to the cpu samples x period.
+  runtime_check.py offcpu-sampled JSON --pid PID --workload WORKLOAD_OUT
+                   --full JSON --full-pid PID --full-workload WORKLOAD_OUT
+                   [--summary LOG] [--report JSON]
+      the same workload recorded with the default off-CPU sampling (a
+      stack 1 in N switch-outs, weighed N times, each thread's stacks
+      scaled to its exact sums) and with every switch (--offcpu-sample 1).
+      Per ping-pong thread, its chain (as in offcpu) in >= 90 % of its
+      off-CPU time, its off-CPU time (the weighted offcpu_ns)
+      within 85-115 % of what it measured itself (wall - CPU time, the
+      capture's share added as in offcpu), its stacks' counts within 15 %
+      of the switch-outs it counted (getrusage). Printed, not checked: the
+      share of each group of its stacks (ping/pong, in the read or the
+      write) against the every-switch run's, in points and relative. Two
+      runs of the ping-pong differ by themselves on a host that other work
+      shares (the every-switch capture slows it down 3 times, and other
+      programs' time slices make some of its waits milliseconds long
+      instead of microseconds, a wait that weighs N times when its stack
+      is taken), so the estimator's share error is checked where the
+      truth is known, in tests/unit/test_offcpu.c. --summary:
+      its --stats line says N > 1 on average. --report: the report of the
+      same recording's raw file has the same off-CPU stacks, counts and
+      offcpu_ns.
 Prints INFO/MEASURE lines; exit 0 when every check passes.
 """
 import argparse
@@ -1092,6 +1114,124 @@ def cmd_offcpu(a):
                      (csum, ncpu, period))
 
 
+def offcpu_groups(doc, pid, th):
+    """{(role, leaf): ns} of the ping-pong threads' off-CPU stacks (leaf:
+    cs_sys_read, cs_sys_write or other; blocked or preempted alike), and
+    {role: (ns, count)}"""
+    groups = collections.Counter()
+    per = {}
+    for role in ("ping", "pong"):
+        tid = th["cs-" + role][0]
+        ns = cnt = 0
+        for s in doc["stacks"]:
+            if s["pid"] != pid or s["tid"] != tid or \
+                    s.get("event") != "offcpu":
+                continue
+            u = user_names(s)
+            leaf = u[0] if u and u[0] in ("cs_sys_read", "cs_sys_write") \
+                else "other"
+            groups[(role, leaf)] += s["offcpu_ns"]
+            ns += s["offcpu_ns"]
+            cnt += s["count"]
+        per[role] = (ns, cnt)
+    return groups, per
+
+
+def offcpu_key(s):
+    return (s["tid"], s.get("preempted"),
+            tuple((f["type"], fname(f)) for f in s["frames"]))
+
+
+def cmd_offcpu_sampled(a):
+    doc, full = load(a.json), load(a.full)
+    th, thf = read_threads(a.workload), read_threads(a.full_workload)
+    for t, w in ((th, a.workload), (thf, a.full_workload)):
+        if "cs-ping" not in t or "cs-pong" not in t:
+            fail("%s: no THREAD lines for cs-ping / cs-pong" % w)
+            return
+    g, per = offcpu_groups(doc, a.pid, th)
+    gf, _ = offcpu_groups(full, a.full_pid, thf)
+    capt = doc.get("offcpu_capture_ns") or 0
+    stacks = doc.get("offcpu_samples") or 1
+    for role in ("ping", "pong"):
+        tid, nsw, cpu_ns, wall_ns, steal_ns, nivcsw = th["cs-" + role]
+        ns, cnt = per[role]
+        exp = wall_ns - cpu_ns
+        chain = sum(s["offcpu_ns"] for s in doc["stacks"]
+                    if s["pid"] == a.pid and s["tid"] == tid and
+                    s.get("event") == "offcpu" and
+                    user_names(s)[:1] in (["cs_sys_read"], ["cs_sys_write"])
+                    and user_names(s)[1:4] == [
+                        "cs_exchange", "cs_%s_loop" % role,
+                        "cs_%s_thread" % role])
+        print("MEASURE: offcpu-sampled: %s: the chain in %.1f %% of its "
+              "off-CPU time" % (role, pct(chain, ns)))
+        if pct(chain, ns) < 90:
+            fail("%s: the chain in %.1f %% < 90 %% of its off-CPU time" %
+                 (role, pct(chain, ns)))
+        # the capture's time: in no offcpu_ns, charged to whichever task
+        # runs next (as in offcpu); its share by the switch-outs
+        cap = capt * cnt / max(1, sum(s["count"] for s in doc["stacks"]
+                                      if s.get("event") == "offcpu"))
+        print("MEASURE: offcpu-sampled: %s: off-CPU %.3f s (+ %.3f s "
+              "taking stacks) = %.1f %% of the %.3f s it measured; %d "
+              "switch-outs estimated = %.1f %% of its %d (getrusage)" %
+              (role, ns / 1e9, cap / 1e9, pct(ns + cap, exp), exp / 1e9,
+               cnt, pct(cnt, nsw), nsw))
+        if not 0.85 * (exp - steal_ns) <= ns + cap or ns > 1.15 * exp:
+            fail("%s: off-CPU %.3f s outside 85-115 %% of %.3f s" %
+                 (role, ns / 1e9, exp / 1e9))
+        if not 0.85 * nsw <= cnt <= 1.15 * nsw:
+            fail("%s: %d switch-outs estimated, the thread counted %d" %
+                 (role, cnt, nsw))
+    tot, totf = sum(g.values()), sum(gf.values())
+    if not tot or not totf:
+        fail("no off-CPU time of the ping-pong threads")
+        return
+    worst = 0.0
+    for k in sorted(set(g) | set(gf)):
+        sh, shf = g[k] / tot, gf[k] / totf
+        rel = (sh - shf) / shf if shf else float("inf")
+        print("MEASURE: offcpu-sampled: %s %s: share %.2f %% sampled, "
+              "%.2f %% every switch (%+.2f points, %+.1f %% relative)" %
+              (k[0], k[1], 100 * sh, 100 * shf, 100 * (sh - shf),
+               100 * rel))
+        if shf >= 0.01:
+            worst = max(worst, abs(sh - shf))
+    print("MEASURE: offcpu-sampled: largest share difference %.2f points "
+          "(groups >= 1 %%; %s 5), %d stacks taken" %
+          (100 * worst, "within" if worst <= 0.05 else "NOT within", stacks))
+    if a.summary:
+        with open(a.summary) as fh:
+            m = re.findall(r"offcpu_switches=(\d+) offcpu_stacks=(\d+) "
+                           r"offcpu_every_mean=([0-9.]+) "
+                           r"offcpu_every_now=(\d+)", fh.read())
+        if not m:
+            fail("no offcpu_switches .. offcpu_every_now in --stats")
+        else:
+            print("INFO: offcpu-sampled: --stats: %d switch-outs, %d stacks, "
+                  "N %.1f on average, %d now" %
+                  (int(m[-1][0]), int(m[-1][1]), float(m[-1][2]),
+                   int(m[-1][3])))
+            if float(m[-1][2]) <= 1:
+                fail("the default took every switch's stack (N %s)" %
+                     m[-1][2])
+    if a.report:
+        rep = load(a.report)
+        live = collections.Counter()
+        back = collections.Counter()
+        for d, c in ((doc, live), (rep, back)):
+            for s in d["stacks"]:
+                if s.get("event") == "offcpu":
+                    c[offcpu_key(s)] += 0
+                    c[offcpu_key(s) + ("count",)] += s["count"]
+                    c[offcpu_key(s) + ("ns",)] += s["offcpu_ns"]
+        print("MEASURE: offcpu-sampled: report of the raw file: %d off-CPU "
+              "stacks, %d live" % (len(back) // 3, len(live) // 3))
+        if live != back:
+            fail("report of the raw file: off-CPU stacks differ from live")
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -1123,9 +1263,19 @@ def main():
     p.add_argument("--both", action="store_true")
     p.add_argument("--pprof")
     p.add_argument("--slack", type=float, default=0.2)
+    p = sub.add_parser("offcpu-sampled")
+    p.add_argument("json")
+    p.add_argument("--pid", type=int, required=True)
+    p.add_argument("--workload", required=True)
+    p.add_argument("--full", required=True)
+    p.add_argument("--full-pid", type=int, required=True)
+    p.add_argument("--full-workload", required=True)
+    p.add_argument("--summary")
+    p.add_argument("--report")
     a = ap.parse_args()
     {"vthreads": cmd_vthreads, "pinned": cmd_pinned,
-     "report-pinned": cmd_report_pinned, "offcpu": cmd_offcpu}[a.cmd](a)
+     "report-pinned": cmd_report_pinned, "offcpu": cmd_offcpu,
+     "offcpu-sampled": cmd_offcpu_sampled}[a.cmd](a)
     return 1 if failures else 0
 
 

@@ -23,6 +23,8 @@ expect_err "-x" "$ASGST" record -x
 expect_err "no process" "$ASGST" record -p 999999999 -d 1
 expect_err "not a process id" "$ASGST" record -p abc -d 1
 expect_err "not a process id" "$ASGST" record -p "$spid,-3" -d 1
+expect_err "--offcpu-sample" "$ASGST" record -e offcpu --offcpu-sample 0 -a
+expect_err "--offcpu-sample" "$ASGST" record -e offcpu --offcpu-sample 65536 -a
 expect_err "frequency" "$ASGST" record -a -F 0 -d 1
 expect_err "duration" "$ASGST" record -a -d -1
 expect_err "duration" "$ASGST" record -a -d abc

@@ -117,9 +117,10 @@ wait $rpid || { cat "$TMP/s.err"; fail "record stopped by SIGTERM failed"; }
 python3 "$TMP/check.py" "$TMP/s" "$TMP/s.err" 3 "$CHAIN" || fail "SIGTERM periods"
 
 # off-CPU stacks: each is counted once, in the period where its thread
-# ran again (or the last one), with its whole time off the CPU
+# ran again (or the last one), with its whole time off the CPU (every
+# switch's stack: a sampled one would count N switches, not one record)
 if [ -x "$WL/ctxswitch" ]; then
-	"$ASGST" record -e cpu,offcpu --switch-output=2s -d 5 --stats \
+	"$ASGST" record -e cpu,offcpu --offcpu-sample 1 --switch-output=2s -d 5 --stats \
 		-o "$TMP/o.json" -o "$TMP/o.collapsed" -o "$TMP/o.asgst" \
 		-- "$WL/ctxswitch" 20 > /dev/null 2> "$TMP/o.err" \
 		|| { cat "$TMP/o.err"; fail "record -e offcpu failed"; }
@@ -159,7 +160,7 @@ fi
 # file carries the code map as read so far, so the later ones decode Java
 # frames alone
 if [ -x "$JDK17/bin/java" ]; then
-	"$ASGST" record -e cpu,offcpu -F 199 --switch-output=2s --stats \
+	"$ASGST" record -e cpu,offcpu --offcpu-sample 1 -F 199 --switch-output=2s --stats \
 		-o "$TMP/j.json" -o "$TMP/j.asgst" -- \
 		"$JDK17/bin/java" -agentpath:"$AGENT" -Djava.library.path="$WL" \
 		-cp "$WL/classes" Demo 7 > /dev/null 2> "$TMP/j.err" \

@@ -11,8 +11,9 @@
 #   java-p   late attach: record -p on a running JDK 17 (Chain), the chain
 #            whole (decode_check.py, >= 97 %)
 #   java-cmd record -- java ... Chain, the same check
-#   offcpu   record -e offcpu -p ctxswitch (runtime_check.py offcpu; 1 s,
-#            not 0.2 s, from the sampler's attach to the recording's start)
+#   offcpu   record -e offcpu --offcpu-sample 1 -p ctxswitch (every
+#            switch: runtime_check.py offcpu's exact counts; 1 s, not
+#            0.2 s, from the sampler's attach to the recording's start)
 #
 #   checks.sh OUTDIR [CHECK...]   (default: all of them)
 # OUTDIR gets one line a check in OUTDIR/results, "CHECK pass|fail FIGURE
@@ -123,7 +124,7 @@ check_offcpu() {
 	wpid=$!; bg $wpid
 	wait_file "$TMP/o.out" 300 && sleep 0.2
 	# a ring for all of it: under TCG the recorder decodes ~20x slower
-	"$ASGST" record $TRUST -p "$wpid" -d 60 --stats -e offcpu --ring-buffer 256 \
+	"$ASGST" record $TRUST -p "$wpid" -d 60 --stats -e offcpu --offcpu-sample 1 --ring-buffer 256 \
 		-o "$TMP/off.json" > "$TMP/off.log" 2>&1 &
 	r=$!
 	# the threads start once the sched_switch link is open

@@ -400,6 +400,8 @@ static int open_sampler(struct capture *c, const struct capture_opts *o,
 	skel->rodata->window_all = o->window_all && o->window_size;
 	skel->rodata->follow_children = o->follow_children;
 	skel->rodata->event_mask = events;
+	skel->rodata->offcpu_every = o->offcpu_every;
+	skel->rodata->offcpu_budget_ppm = CAPTURE_OFFCPU_BUDGET_PPM;
 	rb_bytes = ringbuf_bytes(o->ringbuf_mb);
 	bpf_map__set_max_entries(skel->maps.events, rb_bytes);
 	/* where window records are put together: one per CPU */
@@ -775,6 +777,39 @@ int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
 	if (!c)
 		return -EINVAL;
 	return prog_stats(c->skel->progs.asgst_switch, run_time_ns, run_cnt);
+}
+
+/* the sampler's struct offcpu_rate: its N is the field read here */
+struct offcpu_rate_view {
+	uint64_t start_ns, seen, taken, cost_ns, pred_ns, unit_ns, every;
+	uint64_t quantum_ns;
+};
+
+uint32_t capture__offcpu_every(struct capture *c)
+{
+	struct offcpu_rate_view *v = NULL;
+	uint32_t key = 0, best = 0;
+	int ncpu;
+
+	if (!c || !c->skel)
+		return 0;
+	if (c->skel->rodata->offcpu_every)
+		return c->skel->rodata->offcpu_every;
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return 0;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return 0;
+	if (bpf_map__lookup_elem(c->skel->maps.offcpu_rate, &key, sizeof(key),
+				 v, (size_t)ncpu * sizeof(*v), 0))
+		goto cleanup;
+	for (int i = 0; i < ncpu; i++)
+		if (v[i].every > best)
+			best = (uint32_t)v[i].every;
+cleanup:
+	free(v);
+	return best;
 }
 
 int capture__attach_probe(struct capture *c, int fd, uint64_t offset,

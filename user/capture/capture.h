@@ -27,8 +27,13 @@ struct capture_opts {
 	bool window_all;	/* window for every process (--stack-window) */
 	uint32_t ringbuf_mb;	/* 0: default */
 	uint32_t events;	/* ASGST_EVMASK_*, 0: cpu */
+	uint32_t offcpu_every;	/* off-CPU stacks 1 in N; 0: N adapted to
+				   CAPTURE_OFFCPU_BUDGET_PPM of each CPU */
 	bool defer_start;	/* cpu sampling starts at capture__start() */
 };
+
+/* -e offcpu by default: taking stacks costs about 1 % of each CPU */
+#define CAPTURE_OFFCPU_BUDGET_PPM	10000
 
 struct capture;
 
@@ -78,6 +83,9 @@ int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
 /* the same for the sched_switch (off-CPU) program */
 int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
 			  uint64_t *run_cnt);
+/* the N off-CPU stacks are taken 1 in, now: the largest of the CPUs'
+ * (offcpu_every when fixed); 0 when not known */
+uint32_t capture__offcpu_every(struct capture *c);
 /* the same for the JVM events' uprobe program */
 int capture__jvm_event_stats(struct capture *c, uint64_t *run_time_ns,
 			     uint64_t *run_cnt);

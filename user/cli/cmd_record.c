@@ -46,6 +46,7 @@ struct record_args {
 	const char *format;	/* -f */
 	uint32_t window;
 	uint32_t ringbuf_mb;	/* --ring-buffer; 0: the default */
+	uint32_t offcpu_every;	/* --offcpu-sample; 0: auto */
 	bool window_all;
 	bool unwind_fp;		/* --unwind fp: no window for non-JVMs */
 	bool no_attach;
@@ -250,6 +251,20 @@ static int opt_alloc_interval(const struct cli_call *c, const char *arg)
 	return CLI_OK;
 }
 
+static int opt_offcpu_sample(const struct cli_call *c, const char *arg)
+{
+	struct record_args *a = c->args;
+
+	if (!strcmp(arg, "auto")) {
+		a->offcpu_every = 0;
+		return CLI_OK;
+	}
+	if (set_u32(c, arg, 1, ASGST_SF_EVERY_MAX, false, &a->offcpu_every,
+		    "--offcpu-sample", "auto or a number from 1 to 65535"))
+		return CLI_BAD;
+	return CLI_OK;
+}
+
 static int opt_duration(const struct cli_call *c, const char *arg)
 {
 	struct record_args *a = c->args;
@@ -439,6 +454,12 @@ static const struct cli_option record_opts[] = {
 		"-e alloc: one allocation sampled every BYTES\n"
 		"allocated on average (default 512k, the JVM's)",
 		opt_alloc_interval),
+	CLI_OPT("offcpu-sample", 0, "N|auto",
+		"-e offcpu: take the stack of one switch in N\n"
+		"at random, weighed N times (1: every switch);\n"
+		"auto (default): N adapted so that taking stacks\n"
+		"costs about 1 % of each CPU",
+		opt_offcpu_sample),
 	CLI_OPT("freq", 'F', "HZ",
 		"samples per second per CPU (default 99)", opt_freq),
 	CLI_OPT("duration", 'd', "SECONDS",
@@ -686,6 +707,7 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 	o->window = a->window;
 	o->window_all = a->window_all || !a->unwind_fp;
 	o->ringbuf_mb = a->ringbuf_mb;
+	o->offcpu_every = a->offcpu_every;
 	memcpy(o->outputs, a->outputs, sizeof(o->outputs));
 	memcpy(o->formats, a->formats, sizeof(o->formats));
 	o->nout = a->nout;

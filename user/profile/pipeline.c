@@ -434,7 +434,7 @@ static void sample_values(const struct asgst_sample_hdr *h,
 	v->count = 1;
 	switch (h->event) {
 	case ASGST_EV_OFFCPU:
-		v->weight_ns = h->weight_ns;
+		offcpu__weigh(h, &v->count, &v->weight_ns);
 		break;
 	case ASGST_EV_ALLOC:
 		size = h->ev_size;
@@ -884,6 +884,8 @@ void pipeline__annotate(struct pipeline *pl, struct profile *p)
 {
 	if (!pl || !p)
 		return;
+	/* sampled off-CPU stacks to their threads' exact sums */
+	offcpu__calibrate(&pl->offcpu, p);
 	if (pl->sz)
 		symbolizer__each_build_id(pl->sz, put_build_id, p);
 	/* the names a process has now: a JVM found late (an exec'd java)

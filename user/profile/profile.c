@@ -453,6 +453,15 @@ int profile__add_interned(struct profile *p, const struct trace *t,
 	return profile__add_values_interned(p, t, &v);
 }
 
+void profile__set_time(struct profile *p, size_t i, uint64_t count,
+		       uint64_t weight_ns)
+{
+	if (i < p->nstacks) {
+		p->stacks[i].count = count;
+		p->stacks[i].weight_ns = weight_ns;
+	}
+}
+
 void profile__set_names(struct profile *p, size_t i, const char *service,
 			const char *process)
 {

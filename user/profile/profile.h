@@ -97,6 +97,10 @@ size_t profile__nstacks(const struct profile *p);
  */
 void profile__set_names(struct profile *p, size_t i, const char *service,
 			const char *process);
+/* stack i's count and time, rescaled (offcpu__calibrate: a thread's
+ * sampled off-CPU stacks to its exact sums) */
+void profile__set_time(struct profile *p, size_t i, uint64_t count,
+		       uint64_t weight_ns);
 /*
  * What a flame graph weighs a stack by: its samples, or, when the profile
  * holds off-CPU time, microseconds (off-CPU time, and a cpu sample as

@@ -70,6 +70,7 @@ static int open_capture(struct recorder *r)
 	co->defer_start = true;
 	co->window_size = r->o.window;
 	co->ringbuf_mb = r->o.ringbuf_mb;
+	co->offcpu_every = r->o.offcpu_every;
 	co->window_all = r->o.window_all;
 	rc = recorder_targets_open(r);
 	if (rc)

@@ -172,13 +172,21 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 		fprintf(stderr, "stats: bpf_offcpu_run_ns=%llu "
 			"bpf_offcpu_run_cnt=%llu bpf_ns_per_switch=%.0f "
 			"offcpu_capture_ns=%llu offcpu_no_switch_in=%llu "
-			"offcpu_no_end=%llu offcpu_stray_end=%llu\n",
+			"offcpu_no_end=%llu offcpu_stray_end=%llu "
+			"offcpu_switches=%llu offcpu_stacks=%llu "
+			"offcpu_every_mean=%.1f offcpu_every_now=%u\n",
 			(unsigned long long)run_ns, (unsigned long long)run_cnt,
 			(double)run_ns / (double)run_cnt,
 			(unsigned long long)st[ASGST_STAT_OFFCPU_CAPTURE_NS],
 			(unsigned long long)st[ASGST_STAT_OFFCPU_NO_SWITCH_IN],
 			(unsigned long long)ps->offcpu_no_end,
-			(unsigned long long)ps->offcpu_stray_end);
+			(unsigned long long)ps->offcpu_stray_end,
+			(unsigned long long)st[ASGST_STAT_OFFCPU_SWITCHES],
+			(unsigned long long)st[ASGST_STAT_OFFCPU],
+			st[ASGST_STAT_OFFCPU] ?
+			(double)st[ASGST_STAT_OFFCPU_WEIGHT] /
+			(double)st[ASGST_STAT_OFFCPU] : 0.0,
+			capture__offcpu_every(c));
 	}
 }
 
