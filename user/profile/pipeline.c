@@ -18,6 +18,8 @@
 #include "profile/filter.h"
 #include "profile/pipeline_int.h"
 #include "profile/profile.h"
+#include "python/py_merge.h"
+#include "python/py_proc.h"
 #include "symbols/symbolize.h"
 #include "trace.h"
 #include "util/strtab.h"
@@ -61,8 +63,10 @@ struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 	pl->frames = calloc(TRACE_MAX_FRAMES, sizeof(*pl->frames));
 	pl->xframes = calloc(TRACE_MAX_FRAMES, sizeof(*pl->xframes));
 	pl->xsrc = calloc(TRACE_MAX_FRAMES, sizeof(*pl->xsrc));
+	pl->pyframes = calloc(TRACE_MAX_FRAMES, sizeof(*pl->pyframes));
+	pl->pybuild = calloc(ASGST_PY_MAX_FRAMES, sizeof(*pl->pybuild));
 	if (!pl->sz || !pl->dec || procs__init(pl) || !pl->frames ||
-	    !pl->xframes || !pl->xsrc) {
+	    !pl->xframes || !pl->xsrc || !pl->pyframes || !pl->pybuild) {
 		pipeline__free(pl);
 		return NULL;
 	}
@@ -85,6 +89,8 @@ void pipeline__free(struct pipeline *pl)
 	free(pl->frames);
 	free(pl->xframes);
 	free(pl->xsrc);
+	free(pl->pyframes);
+	free(pl->pybuild);
 	decoder__free(pl->dec);
 	symbolizer__free(pl->sz);
 	free(pl);
@@ -449,6 +455,53 @@ static void expand_inlines(struct pipeline *pl, struct trace *t, pid_t pid)
 	pl->expanded = true;
 }
 
+/*
+ * A CPython thread's frames (the sampler's list, innermost first) named
+ * from its process and merged into the trace in place of the eval loop's
+ * activations (python/py_merge.h). A frame whose code object cannot be
+ * read is kept, unnamed: the chain stays whole. The trace moves to
+ * pl->pyframes.
+ */
+static void merge_python(struct pipeline *pl, struct proc_state *ps,
+			 const struct sample *s, struct trace *t)
+{
+	uint32_t n = 0;
+
+	if (!ps->py || !s->py || !s->hdr->py_n)
+		return;
+	for (uint32_t i = 0; i < s->hdr->py_n && i < ASGST_PY_MAX_FRAMES; i++) {
+		const struct asgst_py_frame *pf = &s->py[i];
+		struct frame *f = &pl->pybuild[n];
+		const char *func = NULL, *file = NULL;
+		int32_t line = -1;
+
+		memset(f, 0, sizeof(*f));
+		f->type = FRAME_PYTHON;
+		f->bci = -1;
+		f->comp_level = -1;
+		f->pc = pf->code;
+		if (py_proc__frame(ps->py, pl->st, pf->code, pf->instr,
+				   pl->py_epoch, &func, &file, &line)) {
+			f->method = func;
+			f->source = file;
+		} else {
+			pl->stats.py_unnamed++;
+		}
+		f->line = line;
+		pl->pyentry[n] = pf->flags & ASGST_PYF_ENTRY;
+		n++;
+	}
+	t->nframes = py_merge(t->frames, t->nframes, pl->pybuild, pl->pyentry,
+			      n, pl->opts.python_native, pl->pyframes,
+			      TRACE_MAX_FRAMES);
+	t->frames = pl->pyframes;
+	/* the decoder's memo of interned frames is by its own index */
+	for (uint32_t i = 0; i < t->nframes; i++)
+		pl->xsrc[i] = -1;
+	pl->expanded = true;
+	pl->stats.py_samples++;
+}
+
 static void decode_one(struct pipeline *pl, const struct queued *q,
 		       uint64_t now)
 {
@@ -476,7 +529,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 		pl->stats.filtered++;	/* record --container: not its */
 		return;
 	}
-	procs__on_sample(pl, ps, now);
+	procs__on_sample(pl, ps, now, s.hdr->comm);
 	memset(&t, 0, sizeof(t));
 	/* a JVM's samples from the moment it was known to be one */
 	jvm = ps->is_jvm && pl->decode_seq >= ps->jvm_from_seq;
@@ -493,6 +546,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 		__builtin_prefetch(s.window + o);
 	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
 	expand_inlines(pl, &t, (pid_t)s.hdr->pid);
+	merge_python(pl, ps, &s, &t);
 	t.comm = ps->comm;
 	t.container_id = ps->container_id;
 	t.pod_uid = ps->pod_uid;
@@ -525,6 +579,7 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	bool updated = false, cut = false;
 
 	procs__reap_attaches(pl, flush);
+	pl->py_epoch++;
 	if (!now_ns)
 		now_ns = clock__mono_ns();
 	/* new threads reach the sampler soon, samples or not */

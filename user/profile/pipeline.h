@@ -61,6 +61,9 @@ struct pipeline_opts {
 	/* native frames' inlined functions and lines from DWARF
 	 * (record --inline; symbolizer__inlines) */
 	bool inlines;
+	/* CPython processes: keep the interpreter's own C frames between
+	 * the Python frames (record --python-native; python/py_merge.h) */
+	bool python_native;
 	/* -e alloc/lock: each JVM is asked and probed (jvm_events.h) */
 	struct jvm_events *jvm_events;
 };
@@ -70,6 +73,9 @@ struct pipeline_stats {
 	uint64_t bad_records;	/* failed sample__parse */
 	uint64_t decoded;	/* added to the profile */
 	uint64_t decode_errors;	/* traces with an error code */
+	uint64_t py_procs;	/* CPython processes whose frames are walked */
+	uint64_t py_samples;	/* samples with Python frames merged */
+	uint64_t py_unnamed;	/* Python frames whose code was unreadable */
 	uint64_t filtered;	/* decoded, dropped by the filter */
 	uint64_t processes;	/* distinct pids seen */
 	uint64_t jvms;		/* of which JVMs */

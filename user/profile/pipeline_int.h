@@ -12,6 +12,7 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "capture/sample.h"
 #include "util/clock.h"
 #include "profile/offcpu.h"
 #include "profile/pipeline.h"
@@ -41,6 +42,15 @@ struct proc_state {
 	const char *service;
 	const char *process;
 	bool foreign;
+	/* a CPython process (python/py_proc.h): its layout and code names;
+	 * py_comm: the thread comm it was last looked at with (an exec
+	 * changes it), not again before py_next_ns; py_said: its refusal
+	 * said */
+	struct py_proc *py;
+	char py_comm[ASGST_COMM_LEN];
+	uint64_t py_next_ns;
+	bool py_tried;
+	bool py_said;
 	struct codemap *cm;
 	struct sink_tap *tap;		/* with a sink only */
 	struct jthreads *jts;		/* JavaThreads pushed to the kernel */
@@ -85,6 +95,11 @@ struct pipeline {
 	 * the index in frames of xframes[k], -1 for an inlined one */
 	struct frame *xframes;
 	int32_t *xsrc;
+	/* the trace with its Python frames merged in (pipeline.c) */
+	struct frame *pyframes;
+	struct frame *pybuild;		/* ASGST_PY_MAX_FRAMES */
+	bool pyentry[ASGST_PY_MAX_FRAMES];
+	uint64_t py_epoch;		/* batches: code objects checked again */
 	bool expanded;			/* the trace is in xframes */
 	uint64_t decode_seq;		/* samples decoded so far: their index */
 	uint64_t sink_seq0;		/* decode_seq of the sink's first */
@@ -122,8 +137,9 @@ struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 /* pid's service and process names now (live, else retired); -ENOENT */
 int procs__names(struct pipeline *pl, pid_t pid, const char **service,
 		 const char **process);
+/* comm: the sample's thread comm (ASGST_COMM_LEN, maybe not NUL-ended) */
 void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
-		      uint64_t now);
+		      uint64_t now, const char *comm);
 /* catch the code maps up (new code, new threads for the kernel side) */
 void procs__update_codemaps(struct pipeline *pl, uint64_t now);
 /* reap finished attaches (all of them, waiting, when block) */

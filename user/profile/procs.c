@@ -25,6 +25,7 @@
 #include "profile/jvm_events.h"
 #include "profile/pipeline_int.h"
 #include "profile/service.h"
+#include "python/py_proc.h"
 #include "symbols/maps.h"
 #include "symbols/symbolize.h"
 #include "util/strtab.h"
@@ -367,6 +368,51 @@ static void proc_became_jvm(struct pipeline *pl, struct proc_state *ps,
 	proc_try_codemap(pl, ps, clock__mono_ns());
 }
 
+/*
+ * Is it a CPython process whose layout we know: then the sampler walks
+ * its threads' Python frames (and takes a stack window, where they go).
+ * Looked at when the process is first seen and again when its comm
+ * changes (an exec: `record -- python3 x.py` is first seen as the
+ * recorder's own child). A version not verified is said once.
+ */
+#define PY_RETRY_NS	(100ull * 1000 * 1000)
+
+static void proc_try_python(struct pipeline *pl, struct proc_state *ps,
+			    const char *comm)
+{
+	struct asgst_py_proc v;
+	char why[512];
+	uint64_t now;
+	int ret;
+
+	if (ps->py || pl->opts.offline || ps->gone_ns)
+		return;
+	if (ps->py_tried &&
+	    !strncmp(ps->py_comm, comm, sizeof(ps->py_comm)))
+		return;
+	now = clock__mono_ns();
+	if (ps->py_tried && now < ps->py_next_ns)
+		return;
+	ps->py_tried = true;
+	ps->py_next_ns = now + PY_RETRY_NS;
+	memset(ps->py_comm, 0, sizeof(ps->py_comm));
+	memcpy(ps->py_comm, comm, strnlen(comm, sizeof(ps->py_comm)));
+	ret = py_proc__probe(ps->pid, &ps->py, &v, why, sizeof(why));
+	if (ret < 0 && why[0] && !ps->py_said) {
+		ps->py_said = true;
+		if (!pl->opts.quiet)
+			fprintf(stderr, "asgst-bpf: process %d: %s\n",
+				(int)ps->pid, why);
+	}
+	if (ret != 1)
+		return;
+	pl->stats.py_procs++;
+	if (pl->cap) {
+		capture__set_window(pl->cap, ps->pid, true);
+		capture__set_py_proc(pl->cap, ps->pid, &v);
+	}
+}
+
 /* a new slot for pid (the table grown if need be); NULL: no memory */
 static struct proc_state *proc_add(struct pipeline *pl, pid_t pid)
 {
@@ -415,11 +461,13 @@ struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 	/* the sample that brought us here is the next to be queued */
 	if (symbolizer__is_jvm(pl->sz, pid))
 		proc_became_jvm(pl, ps, pl->decode_seq + pl->queue.n);
+	else
+		proc_try_python(pl, ps, thread_comm);
 	return ps;
 }
 
 void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
-		      uint64_t now)
+		      uint64_t now, const char *comm)
 {
 	if (ps->foreign)
 		return;
@@ -430,6 +478,8 @@ void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
 		proc_try_codemap(pl, ps, now);
 	else if (!pl->opts.offline && symbolizer__is_jvm(pl->sz, ps->pid))
 		proc_became_jvm(pl, ps, pl->decode_seq);	/* exec'd java */
+	else
+		proc_try_python(pl, ps, comm);
 }
 
 void procs__update_codemaps(struct pipeline *pl, uint64_t now)
@@ -715,6 +765,7 @@ static void proc_release(struct pipeline *pl, struct proc_state *ps)
 	if (pl->opts.sink)
 		proc_sink_out(pl, ps);
 	jthreads__free(ps->jts);	/* it follows the code map: first */
+	py_proc__free(ps->py);
 	codemap__free(ps->cm);
 	pl->cm_epoch++;		/* its names are gone */
 	free(ps->tap);
