@@ -798,7 +798,7 @@ struct py_walk {
 	__u32 err;
 };
 
-#define PY_OFF_OK(o)	((__u32)(o) <= ASGST_PY_SPAN_MAX - 8)
+#define PY_OFF_OK(o)	((__u32)(o) <= ASGST_PY_SPAN_MAX - 8 && !((o) & 7))
 
 /* a user word at addr + off into b->fr; 0 when it cannot be read */
 static __always_inline __u64 py_read(struct py_buf *b, __u64 addr, __s32 off)
@@ -851,15 +851,26 @@ static long py_frame_step(__u64 i, void *arg)
 		w->err = 1;
 		return 1;
 	}
-	code = *(__u64 *)(b->fr + oc);
-	instr = *(__u64 *)(b->fr + oi) - code;
+	/*
+	 * Checked above, and masked again where used: clang spills them,
+	 * and verifiers before 6.9 lose a spilled scalar's bounds (see
+	 * read_chunk()). The masks change no offset that passed the check.
+	 */
+	barrier_var(oc);
+	code = *(__u64 *)(b->fr + (oc & (ASGST_PY_SPAN_MAX - 8)));
+	barrier_var(oi);
+	instr = *(__u64 *)(b->fr + (oi & (ASGST_PY_SPAN_MAX - 8))) - code;
 	f = &b->out[n];
 	f->code = code;
 	f->instr = instr < (1ull << 30) ? (__u32)instr : ~0u;
-	f->flags = (b->fr[oe] ? ASGST_PYF_ENTRY : 0) |
-		   ((__u32)b->fr[oo] << ASGST_PYF_OWNER_SHIFT);
+	barrier_var(oe);
+	barrier_var(oo);
+	f->flags = (b->fr[oe & (ASGST_PY_SPAN_MAX - 1)] ? ASGST_PYF_ENTRY : 0) |
+		   ((__u32)b->fr[oo & (ASGST_PY_SPAN_MAX - 1)]
+		    << ASGST_PYF_OWNER_SHIFT);
 	w->n = n + 1;
-	w->frame = *(__u64 *)(b->fr + op);
+	barrier_var(op);
+	w->frame = *(__u64 *)(b->fr + (op & (ASGST_PY_SPAN_MAX - 8)));
 	return 0;
 }
 

@@ -50,6 +50,7 @@ struct record_args {
 	bool unwind_fp;		/* --unwind fp: no window for non-JVMs */
 	bool no_attach;
 	bool inlines;		/* --inline */
+	bool python_native;	/* --python-native */
 	bool quiet;
 	bool stats;
 	uint64_t switch_ns;	/* --switch-output: a period; 0: one file */
@@ -510,6 +511,12 @@ static const struct cli_option record_opts[] = {
 		 "modules' DWARF or debug files (read at a\n"
 		 "module's first frame: a pause of the decoding)",
 		 struct record_args, inlines),
+	CLI_FLAG("python-native", 0,
+		 "CPython processes: keep the interpreter's own C\n"
+		 "frames around their Python frames (by default\n"
+		 "each Python frame stands for them; C that\n"
+		 "Python code called stays either way)",
+		 struct record_args, python_native),
 	CLI_FLAG("no-attach", 0,
 		 "do not inject the agent into JVMs without one",
 		 struct record_args, no_attach),
@@ -674,6 +681,7 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 	o->filter = &a->filter;
 	o->no_attach = a->no_attach;
 	o->inlines = a->inlines;
+	o->python_native = a->python_native;
 	o->quiet = a->quiet;
 	o->stop = &stop_requested;
 	o->stop_on_signals = true;

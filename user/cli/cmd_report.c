@@ -26,6 +26,7 @@ struct report_args {
 	bool quiet;
 	bool pinned;
 	bool inlines;
+	bool python_native;
 	struct filter filter;
 };
 
@@ -48,6 +49,10 @@ static const struct cli_option report_opts[] = {
 		 "native frames get their inlined functions and\n"
 		 "source lines from DWARF, as record --inline",
 		 struct report_args, inlines),
+	CLI_FLAG("python-native", 0,
+		 "keep CPython's own C frames, as record\n"
+		 "--python-native",
+		 struct report_args, python_native),
 	CLI_FLAG("quiet", 'q', "no notices", struct report_args, quiet),
 	CLI_TEXT("\nFilters:"),
 	CLI_FILTER("pid", "PID[,PID...]", "only these processes",
@@ -149,6 +154,7 @@ int cmd_report(int argc, char **argv)
 	o.replay = a.in;
 	o.quiet = a.quiet;
 	o.inlines = a.inlines;
+	o.python_native = a.python_native;
 	o.filter = &a.filter;
 	/* --pinned is no profile format: written here from the profile */
 	o.nout = a.pinned ? 0 : 1;

@@ -212,6 +212,30 @@ static void ring_relieve(struct pipeline *pl)
 	}
 }
 
+/*
+ * A CPython sample's code objects read as it arrives, not only when it
+ * is decoded (a decode delay later): a process that exits meanwhile
+ * would leave its last samples unnamed. The cache keeps them; an exited
+ * process's cannot have been reused (py_proc__frame).
+ */
+static void warm_python(struct pipeline *pl, struct proc_state *ps,
+			const void *data, size_t len)
+{
+	const struct asgst_sample_hdr *h = data;
+	const char *func, *file;
+	struct sample s;
+	int32_t line;
+
+	if (!ps->py || len < sizeof(*h) || h->version < 4 ||
+	    !(h->flags & ASGST_SF_PY) || !h->py_n ||
+	    ((uintptr_t)data & 7) || sample__parse(data, len, &s, NULL) ||
+	    !s.py)
+		return;
+	for (uint32_t i = 0; i < s.hdr->py_n; i++)
+		py_proc__frame(ps->py, pl->st, s.py[i].code, s.py[i].instr,
+			       pl->py_epoch, &func, &file, &line);
+}
+
 int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
@@ -221,8 +245,10 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 	struct queued *q;
 
 	pl->stats.records++;
-	if (hdr_ok && (ps = procs__get(pl, (pid_t)h->pid, h->comm)))
+	if (hdr_ok && (ps = procs__get(pl, (pid_t)h->pid, h->comm))) {
 		ps->arrival_ns = now;
+		warm_python(pl, ps, data, len);
+	}
 	if (hdr_ok && h->ktime_ns > pl->last_ktime)
 		pl->last_ktime = h->ktime_ns;
 	if (hdr_ok && h->event == ASGST_EV_OFFCPU_END) {

@@ -115,8 +115,11 @@ static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t n)
 
 	if (!addr || !n)
 		return -EINVAL;
-	return process_vm_readv(pid, &lo, 1, &re, 1, 0) == (ssize_t)n ?
-	       0 : -EFAULT;
+	ssize_t got = process_vm_readv(pid, &lo, 1, &re, 1, 0);
+
+	if (got < 0)
+		return errno == ESRCH ? -ESRCH : -EFAULT;
+	return got == (ssize_t)n ? 0 : -EFAULT;
 }
 
 /* the interpreter file mapped at e: its symbols, -errno */
@@ -318,8 +321,13 @@ static int read_code_hdr(struct py_proc *pp, uint64_t addr, struct py_code *c)
 	size_t n = (size_t)l->co_code;
 	int32_t fl;
 
-	if (n > sizeof(b) || mem_read(pp->pid, addr, b, n))
-		return -EFAULT;
+	int ret;
+
+	if (n > sizeof(b))
+		return -EINVAL;
+	ret = mem_read(pp->pid, addr, b, n);
+	if (ret)
+		return ret;
 	c->type = word(b, l->ob_type);
 	c->filename = word(b, l->co_filename);
 	c->qualname = word(b, l->co_qualname);
@@ -354,6 +362,7 @@ bool py_proc__frame(struct py_proc *pp, struct strtab *st, uint64_t code,
 {
 	struct py_code *c, now;
 	int64_t idx = -1;
+	int ret;
 
 	if (!pp || !code)
 		return false;
@@ -365,11 +374,15 @@ bool py_proc__frame(struct py_proc *pp, struct strtab *st, uint64_t code,
 		 * names came from must still say the same.
 		 */
 		pp->stats.rechecks++;
-		if (read_code_hdr(pp, code, &now) || now.type != c->type ||
-		    now.filename != c->filename ||
-		    now.qualname != c->qualname ||
-		    now.linetable != c->linetable ||
-		    now.firstlineno != c->firstlineno) {
+		ret = read_code_hdr(pp, code, &now);
+		/* gone (an exit): its memory cannot have been reused since */
+		if (ret == -ESRCH) {
+			/* as it was */
+		} else if (ret || now.type != c->type ||
+			   now.filename != c->filename ||
+			   now.qualname != c->qualname ||
+			   now.linetable != c->linetable ||
+			   now.firstlineno != c->firstlineno) {
 			pp->stats.stale++;
 			u64map__del(&pp->codes, code);
 			code_free(c);

@@ -140,6 +140,7 @@ static int open_live(struct recorder *r)
 
 	po.no_attach = r->o.no_attach;
 	po.inlines = r->o.inlines;
+	po.python_native = r->o.python_native;
 	if (!r->o.no_attach) {
 		if (attach__find_agent(r->agent, sizeof(r->agent), err,
 				       sizeof(err)))
@@ -216,7 +217,8 @@ int recorder__open_replay(struct recorder **out,
 			  const struct recorder_opts *o)
 {
 	struct pipeline_opts po = { .offline = true,
-				    .inlines = o->inlines };
+				    .inlines = o->inlines,
+				    .python_native = o->python_native };
 	struct recorder *r = recorder_new(o, "report");
 
 	*out = r;

@@ -121,6 +121,7 @@ struct recorder_opts {
 	struct filter *filter;
 	bool no_attach;		/* never inject the agent */
 	bool inlines;		/* --inline: native inlined frames, lines */
+	bool python_native;	/* --python-native: CPython's own C frames */
 	bool quiet;		/* no notices, no status line */
 	/* recorder__run returns once *stop is set (NULL: never); with
 	 * stop_on_signals SIGINT and SIGTERM set it, from the moment
