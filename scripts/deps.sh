@@ -8,7 +8,7 @@ bpftool pkg-config openjdk-17-jdk-headless libclang-rt-14-dev python3
 libjson-c-dev libcurl4-openssl-dev binutils util-linux procps protobuf-compiler chromium golang-go
 podman runc fuse3 python3-fuse linux-perf
 tomcat10-common libtomcat10-java jruby libh2-java nodejs
-qemu-system-x86 busybox-static"
+qemu-system-x86 busybox-static python3.11 python3.11-dev python3.11-dbg"
 
 missing=""
 for p in $PKGS; do

@@ -1128,9 +1128,13 @@ int pipeline__prime_jvms(struct pipeline *pl)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		/* a cheap look first: only JVMs are read in full */
-		if (!maps__slurp(fd, &text, &len) && memmem(text, len,
-							   "/libjvm.so\n", 11)) {
+		/* a cheap look first: only JVMs are read in full, and
+		 * processes that may be CPython (their frames are walked
+		 * from their first sample on) */
+		if (!maps__slurp(fd, &text, &len) &&
+		    (memmem(text, len, "/libjvm.so\n", 11) ||
+		     memmem(text, len, "/python3", 8) ||
+		     memmem(text, len, "/libpython3", 11))) {
 			pipeline__prime(pl, (pid_t)pid);
 			n++;
 		}

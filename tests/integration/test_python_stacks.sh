@@ -1,0 +1,94 @@
+#!/bin/sh
+# CPython frames from the kernel (issue 29): pychain.py's known chain
+# (a method, recursion, a lambda, a generator, zlib.compress under them)
+# recorded with -p from Debian's python3.11 and pyenv's 3.11.7: the chain
+# whole, names and lines right in >= 99 % of the busy thread's samples,
+# and its innermost functions within a total variation distance of 0.05
+# of the program's own view (sys._current_frames from a second thread);
+# record -a sees it too; pythreads.py under record --: each thread's
+# Python frames its own; a debug build (python3.11d) is refused with one
+# line and recorded with native frames only.
+. "$(dirname "$0")/lib.sh"
+need_bpf
+DEB_PY=${DEB_PY:-/usr/bin/python3.11}
+PYENV_PY=${PYENV_PY:-/root/.pyenv/versions/3.11.7/bin/python3.11}
+DBG_PY=${DBG_PY:-/usr/bin/python3.11d}
+CHECK="python3 $TOP/tests/integration/python_check.py"
+PCHECK="python3 $TOP/tests/integration/profile_check.py"
+[ -x "$DEB_PY" ] || skip_or_fail "$DEB_PY not found (make deps: python3.11)"
+pys="$DEB_PY"
+if [ -x "$PYENV_PY" ]; then
+	pys="$pys $PYENV_PY"
+else
+	[ "${CI:-}" = "true" ] && fail "$PYENV_PY not found (CI=true: required)"
+	echo "INFO: $PYENV_PY not found: Debian's python3.11 only"
+fi
+# the scripts where any user can read them (the checkout may be 0700)
+stage_public "$TOP/tests/workloads/python" || fail "staging the scripts"
+CHAIN="$TMP/pub/python/pychain.py"
+THREADS="$TMP/pub/python/pythreads.py"
+
+# start PY SCRIPT SECS OUT...: the program in the background; its pid
+start() {
+	_py=$1; shift
+	"$_py" "$@" > "$TMP/start.out" 2>&1 &
+	bg $!
+	_n=100
+	while ! grep -q '^ready ' "$TMP/start.out" && [ $_n -gt 0 ]; do
+		sleep 0.1; _n=$((_n - 1))
+	done
+	sed -n 's/^ready //p' "$TMP/start.out"
+}
+
+rc=0
+i=0
+for py in $pys; do
+	i=$((i + 1))
+	label="$("$py" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
+	pid=$(start "$py" "$CHAIN" 10 "$TMP/self$i.json")
+	[ -n "$pid" ] || fail "$py: pychain.py did not start: $(cat "$TMP/start.out")"
+	sleep 0.3
+	"$ASGST" record -q -p "$pid" -F 199 -d 7 -o "$TMP/p$i.json" \
+		-o "$TMP/p$i.collapsed" -o "$TMP/p$i.pb.gz" || fail "$py: record -p failed"
+	wait_pid=0
+	while kill -0 "$pid" 2>/dev/null && [ $wait_pid -lt 100 ]; do
+		sleep 0.1; wait_pid=$((wait_pid + 1))
+	done
+	[ -s "$TMP/self$i.json" ] || fail "$py: no view of its own"
+	$PCHECK "$TMP/p$i.json" --schema || fail "$py: schema"
+	$CHECK "$TMP/p$i.json" chain --pid "$pid" --script "$CHAIN" \
+		--self "$TMP/self$i.json" --label "$label" --min 0.99 \
+		--min-samples 300 || rc=1
+	grep -q ';Runner.run_\[p\];recurse_\[p\];' "$TMP/p$i.collapsed" ||
+		fail "$py: collapsed output without _[p] frames"
+done
+
+# -a: the same chain among every process's samples
+pid=$(start "$DEB_PY" "$CHAIN" 6)
+sleep 0.3
+"$ASGST" record -q -a -F 99 -d 3 -o "$TMP/a.json" || fail "record -a failed"
+$CHECK "$TMP/a.json" chain --pid "$pid" --script "$CHAIN" --label "record -a" \
+	--min 0.99 --min-samples 100 || rc=1
+
+# threads under record --: each its own frames
+"$ASGST" record -q -F 199 -o "$TMP/t.json" -- "$DEB_PY" "$THREADS" 4 \
+	> "$TMP/t.out" || fail "record -- pythreads.py failed"
+tpid=$(sed -n 's/^ready //p' "$TMP/t.out")
+[ -n "$tpid" ] || fail "pythreads.py did not run: $(cat "$TMP/t.out")"
+$CHECK "$TMP/t.json" threads --pid "$tpid" --script "$THREADS" \
+	--threads "$TMP/t.out" --label "record --" --min 0.99 --min-samples 100 || rc=1
+
+# a layout not verified: one line, native frames only
+if [ -x "$DBG_PY" ]; then
+	"$ASGST" record -F 99 -d 2 -o "$TMP/d.json" -- "$DBG_PY" "$CHAIN" 2 \
+		> /dev/null 2> "$TMP/d.err" || fail "record -- python3.11d failed"
+	grep -q 'layout is not verified, native frames only' "$TMP/d.err" ||
+		fail "no refusal for the debug build: $(cat "$TMP/d.err")"
+	n=$(grep -c 'not verified' "$TMP/d.err")
+	[ "$n" -eq 1 ] || fail "the refusal said $n times"
+	grep -q '"type":"python"' "$TMP/d.json" && fail "Python frames from a refused layout"
+	echo "INFO: $(grep 'not verified' "$TMP/d.err")"
+else
+	skip_or_fail "$DBG_PY not found (make deps: python3.11-dbg)"
+fi
+exit $rc
