@@ -154,7 +154,8 @@ int32_t py_linetable__line(const uint8_t *tab, size_t len,
 		} else {
 			has_line = false;	/* 15: no location */
 		}
-		if (p > len)
+		/* a line stays within 32 bits: so must a step to it */
+		if (p > len || delta < -(1ll << 32) || delta > (1ll << 32))
 			return -1;
 		line += delta;
 		if (line < -(1ll << 31) || line > (1ll << 31) - 1)
