@@ -49,7 +49,8 @@ for py in $pys; do
 	[ -n "$pid" ] || fail "$py: pychain.py did not start: $(cat "$TMP/start.out")"
 	sleep 0.3
 	"$ASGST" record -q -p "$pid" -F 199 -d 7 -o "$TMP/p$i.json" \
-		-o "$TMP/p$i.collapsed" -o "$TMP/p$i.pb.gz" || fail "$py: record -p failed"
+		-o "$TMP/p$i.collapsed" -o "$TMP/p$i.pb.gz" -o "$TMP/p$i.asgst" \
+		|| fail "$py: record -p failed"
 	wait_pid=0
 	while kill -0 "$pid" 2>/dev/null && [ $wait_pid -lt 100 ]; do
 		sleep 0.1; wait_pid=$((wait_pid + 1))
@@ -61,6 +62,20 @@ for py in $pys; do
 		--min-samples 300 || rc=1
 	grep -q ';Runner.run_\[p\];recurse_\[p\];' "$TMP/p$i.collapsed" ||
 		fail "$py: collapsed output without _[p] frames"
+	# report names the frames from the recording as record did
+	"$ASGST" report -q -i "$TMP/p$i.asgst" -o "$TMP/r$i.collapsed" ||
+		fail "$py: report failed"
+	sort "$TMP/p$i.collapsed" > "$TMP/p$i.sorted"
+	sort "$TMP/r$i.collapsed" > "$TMP/r$i.sorted"
+	cmp -s "$TMP/p$i.sorted" "$TMP/r$i.sorted" ||
+		fail "$py: report differs from record: $(diff "$TMP/p$i.sorted" "$TMP/r$i.sorted" | head -4)"
+	echo "INFO: $label: report of the raw file gives the same $(wc -l < "$TMP/r$i.sorted") stacks"
+	# pprof: Python Functions with their files, Lines with line numbers
+	if command -v go > /dev/null && [ -n "$(go env GOROOT 2>/dev/null)" ]; then
+		go tool pprof -lines -traces "$TMP/p$i.pb.gz" 2> /dev/null |
+			grep -q 'recurse .*pychain.py:[0-9]' ||
+			fail "$py: pprof without Python functions, files and lines"
+	fi
 done
 
 # -a: the same chain among every process's samples

@@ -175,6 +175,8 @@ static struct queued *record_copy(const void *data, size_t len)
 	nh->window_off = (uint32_t)head;
 	if (nh->chunk_len)
 		nh->chunk_off -= (uint32_t)gap;
+	if (nh->version >= 4 && nh->py_n)
+		nh->py_off -= (uint32_t)gap;
 	return q;
 }
 
@@ -222,6 +224,9 @@ static void warm_python(struct pipeline *pl, struct proc_state *ps,
 			const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
+	/* the index it will be decoded at (off-CPU stacks held for their
+	 * END aside, which may come later) */
+	uint64_t seq = pl->decode_seq + pl->queue.n;
 	const char *func, *file;
 	struct sample s;
 	int32_t line;
@@ -233,7 +238,7 @@ static void warm_python(struct pipeline *pl, struct proc_state *ps,
 		return;
 	for (uint32_t i = 0; i < s.hdr->py_n; i++)
 		py_proc__frame(ps->py, pl->st, s.py[i].code, s.py[i].instr,
-			       pl->py_epoch, &func, &file, &line);
+			       pl->py_epoch, seq, seq, &func, &file, &line);
 }
 
 int pipeline__push(struct pipeline *pl, const void *data, size_t len)
@@ -507,7 +512,9 @@ static void merge_python(struct pipeline *pl, struct proc_state *ps,
 		f->comp_level = -1;
 		f->pc = pf->code;
 		if (py_proc__frame(ps->py, pl->st, pf->code, pf->instr,
-				   pl->py_epoch, &func, &file, &line)) {
+				   pl->py_epoch, pl->decode_seq,
+				   pl->decode_seq + pl->queue.n + 1, &func,
+				   &file, &line)) {
 			f->method = func;
 			f->source = file;
 		} else {

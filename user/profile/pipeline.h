@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "python/py_proc.h"
+
 struct profile;
 struct capture;
 struct filter;
@@ -47,6 +49,9 @@ struct pipeline_sink {
 	int (*codemap)(void *ctx, pid_t pid, uint64_t off, const void *bytes,
 		       size_t len);
 	int (*proc)(void *ctx, const struct pipeline_proc_rec *p);
+	/* a CPython process's code object as read (NULL: not kept);
+	 * v->poison_until counts from the sink's first sample */
+	int (*pycode)(void *ctx, pid_t pid, const struct py_code_view *v);
 	void *ctx;
 };
 
@@ -172,6 +177,14 @@ int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink);
  * jvm_from_seq: the sample index from which it was decoded as a JVM;
  * its container and pod labels, service and process names, each NULL or
  * "" when none) */
+/*
+ * report: a code object of CPython process pid as the recording kept it
+ * (RAW_PYCODE), before the samples that follow it in the file; the
+ * samples before it are decoded first. 0 or -errno.
+ */
+int pipeline__add_pycode(struct pipeline *pl, pid_t pid,
+			 const struct py_code_view *v);
+
 struct pipeline_offline_names {
 	const char *container_id, *pod_uid, *service, *process;
 };

@@ -377,6 +377,26 @@ static void proc_became_jvm(struct pipeline *pl, struct proc_state *ps,
  */
 #define PY_RETRY_NS	(100ull * 1000 * 1000)
 
+/* a code object read: into the raw file (report names frames by it) */
+static void py_code_read(void *ctx, pid_t pid, const struct py_code_view *v)
+{
+	struct pipeline *pl = ctx;
+	struct py_code_view rel = *v;
+
+	if (!pl->opts.sink || !pl->opts.sink->pycode)
+		return;
+	rel.poison_until = v->poison_until > pl->sink_seq0 ?
+			   v->poison_until - pl->sink_seq0 : 0;
+	pl->opts.sink->pycode(pl->opts.sink->ctx, pid, &rel);
+}
+
+/* --switch-output: every code object known, into the new period's file */
+static void py_codes_to_sink(struct pipeline *pl, struct proc_state *ps)
+{
+	if (ps->py)
+		py_proc__each_code(ps->py, py_code_read, pl);
+}
+
 static void proc_try_python(struct pipeline *pl, struct proc_state *ps,
 			    const char *comm)
 {
@@ -407,6 +427,7 @@ static void proc_try_python(struct pipeline *pl, struct proc_state *ps,
 	if (ret != 1)
 		return;
 	pl->stats.py_procs++;
+	py_proc__set_hook(ps->py, py_code_read, pl);
 	if (pl->cap) {
 		capture__set_window(pl->cap, ps->pid, true);
 		capture__set_py_proc(pl->cap, ps->pid, &v);
@@ -1018,13 +1039,32 @@ int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink)
 
 	pl->opts.sink = sink;
 	pl->sink_seq0 = pl->decode_seq;
-	for (size_t i = 0; i < pl->procs_cap; i++)
-		if (pl->procs[i].used)
-			rc = proc_set_tap(&pl->procs[i], sink) ?: rc;
+	for (size_t i = 0; i < pl->procs_cap; i++) {
+		if (!pl->procs[i].used)
+			continue;
+		rc = proc_set_tap(&pl->procs[i], sink) ?: rc;
+		py_codes_to_sink(pl, &pl->procs[i]);
+	}
 	/* exited processes whose last samples go to the new period */
-	for (size_t i = 0; i < pl->retired_n; i++)
+	for (size_t i = 0; i < pl->retired_n; i++) {
 		rc = proc_set_tap(&pl->retired[i], sink) ?: rc;
+		py_codes_to_sink(pl, &pl->retired[i]);
+	}
 	return rc;
+}
+
+int pipeline__add_pycode(struct pipeline *pl, pid_t pid,
+			 const struct py_code_view *v)
+{
+	struct proc_state *ps = procs__get(pl, pid, "");
+
+	if (!ps)
+		return -ENOMEM;
+	if (!ps->py && !(ps->py = py_proc__new_offline(pid, v->version)))
+		return -EINVAL;	/* a version this reader has no layout of */
+	/* what came before it in the file was decoded with what was before */
+	pipeline__process(pl, 0, true);
+	return py_proc__add_code(ps->py, pl->st, v);
 }
 
 int procs__names(struct pipeline *pl, pid_t pid, const char **service,

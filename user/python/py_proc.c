@@ -30,6 +30,7 @@ struct py_code {
 	int32_t firstlineno;
 	uint32_t lt_len;
 	uint64_t checked;	/* the epoch it was last checked in */
+	uint64_t poison_until;	/* py_proc__frame: seq below it unnamed */
 	const char *func, *file;
 	uint8_t *lt;		/* the location table, lt_len bytes */
 };
@@ -40,6 +41,9 @@ struct py_proc {
 	uint64_t code_type;	/* &PyCode_Type in the process */
 	struct u64map codes;	/* code object -> struct py_code * */
 	struct py_proc_stats stats;
+	bool offline;		/* a recording's: never read the process */
+	py_code_fn hook;
+	void *hook_ctx;
 };
 
 /* the data symbols the reader needs, file addresses; 0 when absent */
@@ -337,6 +341,99 @@ static int read_code_hdr(struct py_proc *pp, uint64_t addr, struct py_code *c)
 	return c->type == pp->code_type ? 0 : -EINVAL;
 }
 
+static void code_view(const struct py_code *c, uint64_t addr,
+		      struct py_code_view *v)
+{
+	v->code = addr;
+	v->version = 0;
+	v->firstlineno = c->firstlineno;
+	v->lt_len = c->lt ? c->lt_len : 0;
+	v->func = c->func;
+	v->file = c->file;
+	v->lt = c->lt;
+	v->poison_until = c->poison_until;
+}
+
+void py_proc__set_hook(struct py_proc *pp, py_code_fn fn, void *ctx)
+{
+	if (!pp)
+		return;
+	pp->hook = fn;
+	pp->hook_ctx = ctx;
+}
+
+void py_proc__each_code(const struct py_proc *pp, py_code_fn fn, void *ctx)
+{
+	struct py_code_view v;
+
+	if (!pp || !pp->codes.vals)
+		return;
+	for (size_t i = 0; i < pp->codes.cap; i++) {
+		if (!pp->codes.vals[i])
+			continue;
+		code_view((const struct py_code *)(uintptr_t)pp->codes.vals[i],
+			  pp->codes.keys[i], &v);
+		v.version = pp->l->version;
+		fn(ctx, pp->pid, &v);
+	}
+}
+
+struct py_proc *py_proc__new_offline(pid_t pid, uint32_t version)
+{
+	const struct py_layout *l = py_layout__find(version);
+	struct py_proc *pp;
+
+	if (!l || !(pp = calloc(1, sizeof(*pp))))
+		return NULL;
+	pp->pid = pid;
+	pp->l = l;
+	pp->offline = true;
+	return pp;
+}
+
+/* c at addr, in place of what was there (freed); 0 or -ENOMEM */
+static int code_put(struct py_proc *pp, uint64_t addr, struct py_code *c)
+{
+	struct py_code *old;
+
+	old = (struct py_code *)(uintptr_t)u64map__get(&pp->codes, addr);
+	if (!old && pp->codes.n >= PY_CODES_MAX)
+		codes_clear(pp);
+	if (u64map__put(&pp->codes, addr, (uint64_t)(uintptr_t)c))
+		return -ENOMEM;
+	code_free(old);
+	return 0;
+}
+
+int py_proc__add_code(struct py_proc *pp, struct strtab *st,
+		      const struct py_code_view *v)
+{
+	struct py_code *c;
+
+	if (!pp || !v || !v->code || v->lt_len > PY_LINETABLE_MAX)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->firstlineno = v->firstlineno;
+	c->poison_until = v->poison_until;
+	c->func = v->func ? strtab__intern(st, v->func) : NULL;
+	c->file = v->file ? strtab__intern(st, v->file) : NULL;
+	if (v->lt && v->lt_len) {
+		c->lt = malloc(v->lt_len);
+		if (c->lt) {
+			memcpy(c->lt, v->lt, v->lt_len);
+			c->lt_len = v->lt_len;
+		}
+	}
+	if (!c->func || !c->file || (v->lt_len && !c->lt) ||
+	    code_put(pp, v->code, c)) {
+		code_free(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static struct py_code *read_code(struct py_proc *pp, struct strtab *st,
 				 uint64_t addr)
 {
@@ -357,17 +454,24 @@ static struct py_code *read_code(struct py_proc *pp, struct strtab *st,
 }
 
 bool py_proc__frame(struct py_proc *pp, struct strtab *st, uint64_t code,
-		    uint32_t instr, uint64_t epoch, const char **func,
-		    const char **file, int32_t *line)
+		    uint32_t instr, uint64_t epoch, uint64_t seq,
+		    uint64_t seq_next, const char **func, const char **file,
+		    int32_t *line)
 {
 	struct py_code *c, now;
+	struct py_code_view v;
+	uint64_t poison = 0;
 	int64_t idx = -1;
 	int ret;
 
 	if (!pp || !code)
 		return false;
 	c = (struct py_code *)(uintptr_t)u64map__get(&pp->codes, code);
-	if (c && c->checked != epoch) {
+	if (!c && pp->offline) {
+		pp->stats.bad++;
+		return false;
+	}
+	if (c && c->checked != epoch && !pp->offline) {
 		/*
 		 * The object may have been freed and its memory reused by
 		 * another since it was read: its type and the fields its
@@ -387,22 +491,32 @@ bool py_proc__frame(struct py_proc *pp, struct strtab *st, uint64_t code,
 			u64map__del(&pp->codes, code);
 			code_free(c);
 			c = NULL;
+			/* what waits to be decoded may have run the old one */
+			poison = seq_next;
 		}
 	}
 	if (!c) {
-		if (pp->codes.n >= PY_CODES_MAX)
-			codes_clear(pp);
 		c = read_code(pp, st, code);
 		if (!c) {
 			pp->stats.bad++;
 			return false;
 		}
-		if (u64map__put(&pp->codes, code, (uint64_t)(uintptr_t)c)) {
+		c->poison_until = poison;
+		if (code_put(pp, code, c)) {
 			code_free(c);
 			return false;
 		}
+		if (pp->hook) {
+			code_view(c, code, &v);
+			v.version = pp->l->version;
+			pp->hook(pp->hook_ctx, pp->pid, &v);
+		}
 	}
 	c->checked = epoch;
+	if (seq < c->poison_until) {
+		pp->stats.poisoned++;
+		return false;
+	}
 	if (instr != ~0u && instr >= (uint32_t)pp->l->co_code)
 		idx = ((int64_t)instr - pp->l->co_code) / 2;
 	*func = c->func;
