@@ -535,6 +535,20 @@ static void merge_python(struct pipeline *pl, struct proc_state *ps,
 	pl->stats.py_samples++;
 }
 
+int pipeline__add_pycode(struct pipeline *pl, pid_t pid,
+			 const struct py_code_view *v)
+{
+	struct proc_state *ps = procs__get(pl, pid, "");
+
+	if (!ps)
+		return -ENOMEM;
+	if (!ps->py && !(ps->py = py_proc__new_offline(pid, v->version)))
+		return -EINVAL;	/* a version this reader has no layout of */
+	/* what came before it in the file was decoded with what was before */
+	pipeline__process(pl, 0, true);
+	return py_proc__add_code(ps->py, pl->st, v);
+}
+
 static void decode_one(struct pipeline *pl, const struct queued *q,
 		       uint64_t now)
 {

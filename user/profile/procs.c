@@ -1053,20 +1053,6 @@ int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink)
 	return rc;
 }
 
-int pipeline__add_pycode(struct pipeline *pl, pid_t pid,
-			 const struct py_code_view *v)
-{
-	struct proc_state *ps = procs__get(pl, pid, "");
-
-	if (!ps)
-		return -ENOMEM;
-	if (!ps->py && !(ps->py = py_proc__new_offline(pid, v->version)))
-		return -EINVAL;	/* a version this reader has no layout of */
-	/* what came before it in the file was decoded with what was before */
-	pipeline__process(pl, 0, true);
-	return py_proc__add_code(ps->py, pl->st, v);
-}
-
 int procs__names(struct pipeline *pl, pid_t pid, const char **service,
 		 const char **process)
 {
