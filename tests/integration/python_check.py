@@ -10,7 +10,8 @@
       line inside its function (an outer frame's on a call); the zlib C
       frames under squeeze. With --self: the distribution of the
       innermost Python function against the program's own view
-      (sys._current_frames), total variation distance <= --tvd.
+      (sys._current_frames), total variation distance <= --tvd. --frame-file:
+      the script's path in the frames when it is not PY (a container's).
   python_check.py FILE --pid PID --script PY threads --threads OUT
       pythreads.py: each thread (named in OUT, "thread NAME TID") holds
       only its own functions (work_NAME, step_NAME, burn, threading's).
@@ -97,7 +98,7 @@ def check_chain(doc, a):
         total += n
         py = py_frames(s)
         names = [f["function"] for f in reversed(py)]
-        lines_good = all(f["file"] == a.script and
+        lines_good = all(f["file"] == (a.frame_file or a.script) and
                          line_ok(funcs, f, i == 0)
                          for i, f in enumerate(py))
         frames += n * len(py)
@@ -192,6 +193,8 @@ def main():
     ap.add_argument("--pid", type=int, required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--self")
+    ap.add_argument("--frame-file", help="the script's path as the frames name "
+                    "it (inside a container), when not --script")
     ap.add_argument("--threads")
     ap.add_argument("--label", default="python")
     ap.add_argument("--min", type=float, default=0.99)

@@ -59,7 +59,7 @@ for py in $pys; do
 	$PCHECK "$TMP/p$i.json" --schema || fail "$py: schema"
 	$CHECK "$TMP/p$i.json" chain --pid "$pid" --script "$CHAIN" \
 		--self "$TMP/self$i.json" --label "$label" --min 0.99 \
-		--min-samples 300 || rc=1
+		--min-samples 200 || rc=1
 	grep -q ';Runner.run_\[p\];recurse_\[p\];' "$TMP/p$i.collapsed" ||
 		fail "$py: collapsed output without _[p] frames"
 	# report names the frames from the recording as record did
