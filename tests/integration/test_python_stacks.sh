@@ -33,7 +33,7 @@ start() {
 	_py=$1; shift
 	"$_py" "$@" > "$TMP/start.out" 2>&1 &
 	bg $!
-	_n=100
+	_n=300
 	while ! grep -q '^ready ' "$TMP/start.out" && [ $_n -gt 0 ]; do
 		sleep 0.1; _n=$((_n - 1))
 	done
@@ -86,12 +86,12 @@ $CHECK "$TMP/a.json" chain --pid "$pid" --script "$CHAIN" --label "record -a" \
 	--min 0.99 --min-samples 100 || rc=1
 
 # threads under record --: each its own frames
-"$ASGST" record -q -F 199 -o "$TMP/t.json" -- "$DEB_PY" "$THREADS" 4 \
+"$ASGST" record -q -F 199 -o "$TMP/t.json" -- "$DEB_PY" "$THREADS" 6 \
 	> "$TMP/t.out" || fail "record -- pythreads.py failed"
 tpid=$(sed -n 's/^ready //p' "$TMP/t.out")
 [ -n "$tpid" ] || fail "pythreads.py did not run: $(cat "$TMP/t.out")"
 $CHECK "$TMP/t.json" threads --pid "$tpid" --script "$THREADS" \
-	--threads "$TMP/t.out" --label "record --" --min 0.99 --min-samples 100 || rc=1
+	--threads "$TMP/t.out" --label "record --" --min 0.99 --min-samples 50 || rc=1
 
 # a layout not verified: one line, native frames only
 if [ -x "$DBG_PY" ]; then

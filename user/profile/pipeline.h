@@ -182,6 +182,13 @@ int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink);
  * (RAW_PYCODE), before the samples that follow it in the file; the
  * samples before it are decoded first. 0 or -errno.
  */
+/*
+ * pid mapped a python3.X or libpython3.X file (the kernel's side-band
+ * record): looked at as a CPython process now, not at its next sample
+ * (may_add: also when no sample of it came yet).
+ */
+void pipeline__python_mapped(struct pipeline *pl, pid_t pid, bool may_add);
+
 int pipeline__add_pycode(struct pipeline *pl, pid_t pid,
 			 const struct py_code_view *v);
 

@@ -49,6 +49,7 @@ struct proc_state {
 	struct py_proc *py;
 	char py_comm[ASGST_COMM_LEN];
 	uint64_t py_next_ns;
+	uint8_t py_tries;	/* looked at on a comm change, at most 4 */
 	bool py_tried;
 	bool py_said;
 	struct codemap *cm;

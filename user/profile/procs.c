@@ -408,11 +408,17 @@ static void proc_try_python(struct pipeline *pl, struct proc_state *ps,
 	if (ps->py || pl->opts.offline || ps->gone_ns)
 		return;
 	if (ps->py_tried &&
-	    !strncmp(ps->py_comm, comm, sizeof(ps->py_comm)))
+	    (!strncmp(ps->py_comm, comm, sizeof(ps->py_comm)) ||
+	     ps->py_tries >= 4))
 		return;
 	now = clock__mono_ns();
 	if (ps->py_tried && now < ps->py_next_ns)
 		return;
+	/* threads of their own names change the comm too: a few tries,
+	 * then the side-band's mmap of an interpreter says it
+	 * (pipeline__python_mapped) */
+	if (ps->py_tried)
+		ps->py_tries++;
 	ps->py_tried = true;
 	ps->py_next_ns = now + PY_RETRY_NS;
 	memset(ps->py_comm, 0, sizeof(ps->py_comm));
@@ -1105,6 +1111,25 @@ int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 	}
 	rc = maps_len ? symbolizer__add_offline(pl->sz, pid, maps, maps_len) : 0;
 	return rc;
+}
+
+void pipeline__python_mapped(struct pipeline *pl, pid_t pid, bool may_add)
+{
+	struct proc_state *ps;
+
+	if (pl->opts.offline)
+		return;
+	ps = proc_slot(pl->procs, pl->procs_cap, pid);
+	if (!ps->used) {
+		if (may_add)
+			procs__get(pl, pid, "");
+		return;
+	}
+	if (ps->py || ps->is_jvm || ps->foreign || ps->gone_ns)
+		return;
+	ps->py_tried = false;
+	ps->py_tries = 0;
+	proc_try_python(pl, ps, "");
 }
 
 void pipeline__jvm_mapped(struct pipeline *pl, pid_t pid, bool may_add)
