@@ -253,6 +253,7 @@ struct thread_cache {
 	struct stack_range range;	/* start == end: not known */
 	struct asgst_jthread jt;	/* java_thread 0: not a known thread */
 	__u64 py_tstate;	/* its PyThreadState when last found */
+	__u64 py_miss_ns;	/* not in the thread list then; 0: looked */
 };
 
 struct {
@@ -307,6 +308,7 @@ static __always_inline void thread_lookups(struct thread_cache *c, __u32 tgid,
 		    (window_all || bpf_map_lookup_elem(&window_pids, &tgid));
 	c->py = bpf_map_lookup_elem(&py_procs, &tgid) != NULL;
 	c->py_tstate = 0;
+	c->py_miss_ns = 0;
 	jt = c->window ? bpf_map_lookup_elem(&jthreads, &k) : NULL;
 	if (jt)
 		c->jt = *jt;
@@ -798,6 +800,7 @@ struct py_walk {
 	__u32 err;
 };
 
+#define PY_MISS_NS	(200ull * 1000 * 1000)
 #define PY_OFF_OK(o)	((__u32)(o) <= ASGST_PY_SPAN_MAX - 8 && !((o) & 7))
 
 /* a user word at addr + off into b->fr; 0 when it cannot be read */
@@ -895,12 +898,22 @@ static __always_inline __u32 py_walk(struct asgst_sample_hdr *h,
 	if (ts && py_read(w.b, ts, w.pp->ts_tid) != w.tid)
 		ts = 0;
 	if (!ts) {
+		/*
+		 * A thread the interpreter does not know (a C library's
+		 * own) would walk the whole list at every sample: it is
+		 * looked for again PY_MISS_NS after it was not found.
+		 */
+		__u64 now = bpf_ktime_get_ns();
+
+		if (tc->py_miss_ns && now - tc->py_miss_ns < PY_MISS_NS)
+			return 0;
 		w.ts = py_read(w.b, py_read(w.b, w.pp->runtime,
 					    w.pp->rt_interp),
 			       w.pp->is_threads);
 		bpf_loop(ASGST_PY_THREADS_MAX, py_thread_step, &w, 0);
 		ts = w.found;
 		tc->py_tstate = ts;
+		tc->py_miss_ns = ts ? 0 : now;
 	}
 	h->py_tstate = ts;
 	if (!ts)
