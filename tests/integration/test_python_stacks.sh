@@ -7,7 +7,8 @@
 # of the program's own view (sys._current_frames from a second thread);
 # record -a sees it too; pythreads.py under record --: each thread's
 # Python frames its own; a debug build (python3.11d) is refused with one
-# line and recorded with native frames only.
+# line and recorded with native frames only; report of each raw file
+# (and of each --switch-output period) names the frames as record did.
 . "$(dirname "$0")/lib.sh"
 need_bpf
 DEB_PY=${DEB_PY:-/usr/bin/python3.11}
@@ -92,6 +93,24 @@ tpid=$(sed -n 's/^ready //p' "$TMP/t.out")
 [ -n "$tpid" ] || fail "pythreads.py did not run: $(cat "$TMP/t.out")"
 $CHECK "$TMP/t.json" threads --pid "$tpid" --script "$THREADS" \
 	--threads "$TMP/t.out" --label "record --" --min 0.99 --min-samples 50 || rc=1
+
+# --switch-output: each period's raw file names its Python frames by
+# itself (the code objects read in earlier periods written again)
+mkdir "$TMP/swo"
+"$ASGST" record -q -F 99 --switch-output 2s -o "$TMP/swo/p.asgst" \
+	-o "$TMP/swo/p.collapsed" -- "$DEB_PY" "$CHAIN" 5 > /dev/null ||
+	fail "record --switch-output failed"
+np=0
+for f in "$TMP"/swo/p.*.asgst; do
+	b=${f%.asgst}
+	"$ASGST" report -q -i "$f" -o "$b.r.collapsed" || fail "report $f failed"
+	sort "$b.collapsed" > "$b.s1"; sort "$b.r.collapsed" > "$b.s2"
+	cmp -s "$b.s1" "$b.s2" || fail "report of period $f differs from record"
+	grep -q '_\[p\]' "$b.s2" || fail "no Python frames in period $f"
+	np=$((np + 1))
+done
+[ $np -ge 2 ] || fail "only $np periods"
+echo "INFO: --switch-output: $np periods, each reported as recorded"
 
 # a layout not verified: one line, native frames only
 if [ -x "$DBG_PY" ]; then
