@@ -6,7 +6,8 @@
 # and its innermost functions within a total variation distance of 0.05
 # of the program's own view (sys._current_frames from a second thread);
 # record -a sees it too; pythreads.py under record --: each thread's
-# Python frames its own; a debug build (python3.11d) is refused with one
+# Python frames its own; pyext.py: json's C encoder and hashlib under the
+# Python functions that call them; a debug build (python3.11d) is refused with one
 # line and recorded with native frames only; report of each raw file
 # (and of each --switch-output period) names the frames as record did.
 . "$(dirname "$0")/lib.sh"
@@ -30,15 +31,19 @@ CHAIN="$TMP/pub/python/pychain.py"
 THREADS="$TMP/pub/python/pythreads.py"
 
 # start PY SCRIPT SECS OUT...: the program in the background; its pid
+# (a file of its own: the background shell opens it later than this one
+# looks, and a reused file would still say the last program's pid)
 start() {
 	_py=$1; shift
-	"$_py" "$@" > "$TMP/start.out" 2>&1 &
+	_out=$(mktemp "$TMP/start.XXXXXX")
+	"$_py" "$@" > "$_out" 2>&1 &
 	bg $!
 	_n=300
-	while ! grep -q '^ready ' "$TMP/start.out" && [ $_n -gt 0 ]; do
+	while ! grep -q '^ready ' "$_out" && [ $_n -gt 0 ]; do
 		sleep 0.1; _n=$((_n - 1))
 	done
-	sed -n 's/^ready //p' "$TMP/start.out"
+	sed -n 's/^ready //p' "$_out"
+	cp "$_out" "$TMP/start.out"
 }
 
 rc=0
@@ -80,11 +85,11 @@ for py in $pys; do
 done
 
 # -a: the same chain among every process's samples
-pid=$(start "$DEB_PY" "$CHAIN" 6)
+pid=$(start "$DEB_PY" "$CHAIN" 8)
 sleep 0.3
-"$ASGST" record -q -a -F 99 -d 3 -o "$TMP/a.json" || fail "record -a failed"
+"$ASGST" record -q -a -F 199 -d 5 -o "$TMP/a.json" || fail "record -a failed"
 $CHECK "$TMP/a.json" chain --pid "$pid" --script "$CHAIN" --label "record -a" \
-	--min 0.99 --min-samples 100 || rc=1
+	--min 0.99 --min-samples 50 || rc=1
 
 # threads under record --: each its own frames
 "$ASGST" record -q -F 199 -o "$TMP/t.json" -- "$DEB_PY" "$THREADS" 6 \
@@ -93,6 +98,43 @@ tpid=$(sed -n 's/^ready //p' "$TMP/t.out")
 [ -n "$tpid" ] || fail "pythreads.py did not run: $(cat "$TMP/t.out")"
 $CHECK "$TMP/t.json" threads --pid "$tpid" --script "$THREADS" \
 	--threads "$TMP/t.out" --label "record --" --min 0.99 --min-samples 50 || rc=1
+
+# json's C encoder and hashlib (OpenSSL) under the Python functions that
+# called them
+"$ASGST" record -q -F 199 -o "$TMP/x.json" -- "$DEB_PY" "$TMP/pub/python/pyext.py" 4 \
+	> "$TMP/x.out" || fail "record -- pyext.py failed"
+xpid=$(sed -n 's/^ready //p' "$TMP/x.out")
+python3 - "$TMP/x.json" "$xpid" <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
+want = {"encode": ("encoder_",), "digest": ("sha256", "SHA256", "EVP_")}
+seen = {k: [0, 0] for k in want}
+for s in d["stacks"]:
+    if s["pid"] != pid or s["tid"] != pid:
+        continue
+    py = [i for i, f in enumerate(s["frames"]) if f["type"] == "python"]
+    if not py:
+        continue
+    # the innermost Python frame that is one of ours, and what is under it
+    for i in py:
+        fn = s["frames"][i]["function"]
+        if fn in want:
+            under = [f.get("symbol") or "" for f in s["frames"][:i]
+                     if f["type"] == "non_java"]
+            seen[fn][0] += s["count"]
+            if any(p in u for u in under for p in want[fn]):
+                seen[fn][1] += s["count"]
+            break
+rc = 0
+for fn, (n, ok) in seen.items():
+    pct = 100.0 * ok / n if n else 0
+    print("MEASURE: %s: its C extension under it in %.1f %% of %d samples"
+          % (fn, pct, n))
+    if n < 10 or pct < 90:
+        print("FAIL: %s" % fn)
+        rc = 1
+sys.exit(rc)
+PY
 
 # --switch-output: each period's raw file names its Python frames by
 # itself (the code objects read in earlier periods written again)
