@@ -286,6 +286,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libasgst-san.a | $(BUILD)/tests
 	$(Q)$(CC) $(CFLAGS_SAN) -Itests $< $(BUILD)/libasgst-san.a \
 		-lcmocka $(LDLIBS) $(TEST_LDLIBS) -o $@
 
+# the CPython layouts against the interpreters' own headers (py_layout.h):
+# Debian's python3.11-dev (make deps), and pyenv's 3.11 where it is
+PY311_INC	:= /usr/include/python3.11
+PYENV311_INC	:= $(firstword $(wildcard /root/.pyenv/versions/3.11*/include/python3.11))
+$(BUILD)/tests/test_py_layout: CFLAGS_SAN += -I$(PY311_INC)
+$(BUILD)/tests/test_py_layout_pyenv: CFLAGS_SAN += -Itests/unit \
+	$(if $(PYENV311_INC),-I$(PYENV311_INC),-DPY_LAYOUT_PYENV_MISSING)
+
 # the agent's own unit test: its VM-reading module, built with sanitizers
 AGENT_SAN_OBJS	:= $(patsubst %.c,$(BUILD)/san/%.o,$(filter-out agent/agent.c,$(AGENT_SRCS)))
 $(BUILD)/san/agent/%.o: agent/%.c

@@ -138,6 +138,14 @@ struct {
 	__type(value, struct asgst_jvm_cont);
 } jvm_conts SEC(".maps");
 
+/* CPython processes whose frames are walked, by tgid (bpf/sampler.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASGST_PY_PROCS_MAX);
+	__type(key, __u32);
+	__type(value, struct asgst_py_proc);
+} py_procs SEC(".maps");
+
 /*
  * Off-CPU: when a recorded thread left the CPU. Task storage, not a hash
  * by tid: it goes with the task (no stale entries, no size limit), and an
@@ -286,7 +294,8 @@ struct thread_cache {
 	__u32 gen;		/* cache_gen of the lookups; 0: none yet */
 	__u8 target;
 	__u8 window;
-	__u16 pad;
+	__u8 py;		/* its process is in py_procs */
+	__u8 pad;
 	void *css_set;		/* the task's css_set when cgroup_id was read */
 	__u64 cgroup_id;
 	/* the JavaThread words as one read of [jt_lo, jt_lo + jt_span) */
@@ -294,6 +303,8 @@ struct thread_cache {
 	__u32 jt_span;		/* 0: one read per word */
 	struct stack_range range;	/* start == end: not known */
 	struct asgst_jthread jt;	/* java_thread 0: not a known thread */
+	__u64 py_tstate;	/* its PyThreadState when last found */
+	__u64 py_miss_ns;	/* not in the thread list then; 0: looked */
 };
 
 struct {
@@ -346,6 +357,9 @@ static __always_inline void thread_lookups(struct thread_cache *c, __u32 tgid,
 		    bpf_map_lookup_elem(&targets, &tgid);
 	c->window = window_size &&
 		    (window_all || bpf_map_lookup_elem(&window_pids, &tgid));
+	c->py = bpf_map_lookup_elem(&py_procs, &tgid) != NULL;
+	c->py_tstate = 0;
+	c->py_miss_ns = 0;
 	jt = c->window ? bpf_map_lookup_elem(&jthreads, &k) : NULL;
 	if (jt)
 		c->jt = *jt;
@@ -803,6 +817,191 @@ static __always_inline void user_stack_scratch(void *ctx, void *rec,
 	h->window_off = HDR_BYTES + kbytes + w.n * 8;
 }
 
+/*
+ * CPython frames (bpf/sampler.h): the thread's PyThreadState, found in
+ * the interpreter's thread list by native_thread_id and kept in the
+ * thread's cache entry while its native_thread_id still says so, then
+ * tstate->cframe->current_frame and each frame's previous. One bounded
+ * step per thread and per frame under bpf_loop; every read goes into the
+ * per-CPU py_buf (a helper writing a callback's own stack trips some
+ * verifiers, see struct walk), each frame's fields in one read of its
+ * first fr_span bytes.
+ */
+struct py_buf {
+	__u8 fr[ASGST_PY_SPAN_MAX];
+	struct asgst_py_frame out[ASGST_PY_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_buf);
+} pybuf SEC(".maps");
+
+struct py_walk {
+	const struct asgst_py_proc *pp;
+	struct py_buf *b;
+	__u64 ts;		/* the thread list: the one looked at */
+	__u64 found;
+	__u64 frame;		/* the frame chain: the next frame */
+	__u32 tid;
+	__u32 n;
+	__u32 trunc;
+	__u32 err;
+};
+
+#define PY_MISS_NS	(200ull * 1000 * 1000)
+#define PY_OFF_OK(o)	((__u32)(o) <= ASGST_PY_SPAN_MAX - 8 && !((o) & 7))
+
+/* a user word at addr + off into b->fr; 0 when it cannot be read */
+static __always_inline __u64 py_read(struct py_buf *b, __u64 addr, __s32 off)
+{
+	if (!addr || bpf_probe_read_user(b->fr, 8, (void *)(addr + off)))
+		return 0;
+	return *(__u64 *)b->fr;
+}
+
+static long py_thread_step(__u64 i, void *arg)
+{
+	struct py_walk *w = arg;
+	const struct asgst_py_proc *pp = w->pp;
+	__u64 ts = w->ts;
+
+	if (!ts)
+		return 1;
+	if (bpf_probe_read_user(w->b->fr, 8, (void *)(ts + pp->ts_tid)))
+		return 1;
+	if (*(__u64 *)w->b->fr == w->tid) {
+		w->found = ts;
+		return 1;
+	}
+	w->ts = py_read(w->b, ts, pp->ts_next);
+	return 0;
+}
+
+static long py_frame_step(__u64 i, void *arg)
+{
+	struct py_walk *w = arg;
+	const struct asgst_py_proc *pp = w->pp;
+	struct py_buf *b = w->b;
+	struct asgst_py_frame *f;
+	__s32 oc = pp->fr_code, op = pp->fr_previous, oi = pp->fr_instr;
+	__s32 oe = pp->fr_entry, oo = pp->fr_owner;
+	__u32 span = pp->fr_span, n = w->n;
+	__u64 code, instr;
+
+	if (!w->frame)
+		return 1;
+	if (n >= ASGST_PY_MAX_FRAMES) {
+		w->trunc = 1;
+		return 1;
+	}
+	if (span > ASGST_PY_SPAN_MAX)
+		span = ASGST_PY_SPAN_MAX;
+	if (!PY_OFF_OK(oc) || !PY_OFF_OK(op) || !PY_OFF_OK(oi) ||
+	    (__u32)oe >= ASGST_PY_SPAN_MAX || (__u32)oo >= ASGST_PY_SPAN_MAX ||
+	    bpf_probe_read_user(b->fr, span, (void *)w->frame)) {
+		w->err = 1;
+		return 1;
+	}
+	/*
+	 * Checked above, and masked again where used: clang spills them,
+	 * and verifiers before 6.9 lose a spilled scalar's bounds (see
+	 * read_chunk()). The masks change no offset that passed the check.
+	 */
+	barrier_var(oc);
+	code = *(__u64 *)(b->fr + (oc & (ASGST_PY_SPAN_MAX - 8)));
+	barrier_var(oi);
+	instr = *(__u64 *)(b->fr + (oi & (ASGST_PY_SPAN_MAX - 8))) - code;
+	f = &b->out[n];
+	f->code = code;
+	f->instr = instr < (1ull << 30) ? (__u32)instr : ~0u;
+	barrier_var(oe);
+	barrier_var(oo);
+	f->flags = (b->fr[oe & (ASGST_PY_SPAN_MAX - 1)] ? ASGST_PYF_ENTRY : 0) |
+		   ((__u32)b->fr[oo & (ASGST_PY_SPAN_MAX - 1)]
+		    << ASGST_PYF_OWNER_SHIFT);
+	w->n = n + 1;
+	barrier_var(op);
+	w->frame = *(__u64 *)(b->fr + (op & (ASGST_PY_SPAN_MAX - 8)));
+	return 0;
+}
+
+/*
+ * The thread's Python frames into the CPU's py_buf (h->py_tstate set);
+ * how many, 0 when it runs none.
+ */
+static __always_inline __u32 py_walk(struct asgst_sample_hdr *h,
+				     struct thread_cache *tc, __u32 tgid,
+				     struct py_buf **out)
+{
+	struct py_walk w = { .tid = tc->ns_tid };
+	__u64 ts = tc->py_tstate, cf;
+	__u32 zero = 0;
+
+	w.pp = bpf_map_lookup_elem(&py_procs, &tgid);
+	w.b = bpf_map_lookup_elem(&pybuf, &zero);
+	if (!w.pp || !w.b)
+		return 0;
+	*out = w.b;
+	h->flags |= ASGST_SF_PY;
+	if (ts && py_read(w.b, ts, w.pp->ts_tid) != w.tid)
+		ts = 0;
+	if (!ts) {
+		/*
+		 * A thread the interpreter does not know (a C library's
+		 * own) would walk the whole list at every sample: it is
+		 * looked for again PY_MISS_NS after it was not found.
+		 */
+		__u64 now = bpf_ktime_get_ns();
+
+		if (tc->py_miss_ns && now - tc->py_miss_ns < PY_MISS_NS)
+			return 0;
+		w.ts = py_read(w.b, py_read(w.b, w.pp->runtime,
+					    w.pp->rt_interp),
+			       w.pp->is_threads);
+		bpf_loop(ASGST_PY_THREADS_MAX, py_thread_step, &w, 0);
+		ts = w.found;
+		tc->py_tstate = ts;
+		tc->py_miss_ns = ts ? 0 : now;
+	}
+	h->py_tstate = ts;
+	if (!ts)
+		return 0;
+	cf = py_read(w.b, ts, w.pp->ts_cframe);
+	w.frame = py_read(w.b, cf, w.pp->cf_frame);
+	bpf_loop(ASGST_PY_MAX_FRAMES + 1, py_frame_step, &w, 0);
+	if (w.trunc)
+		h->flags |= ASGST_SF_PY_TRUNC;
+	if (w.err)
+		h->flags |= ASGST_SF_PY_ERR;
+	return w.n;
+}
+
+/*
+ * The Python frames of a record at off, up to lim bytes of the record
+ * (off and lim as the verifier sees them bounded by the callers).
+ */
+static __always_inline void py_put(struct asgst_sample_hdr *h, void *rec,
+				   struct py_buf *b, __u32 n, __u64 off,
+				   __u64 room)
+{
+	__u64 bytes = (__u64)n * sizeof(struct asgst_py_frame);
+
+	if (bytes > room) {
+		bytes = room & ~15ull;
+		h->flags |= ASGST_SF_PY_TRUNC;
+	}
+	barrier_var(bytes);
+	if (bytes > ASGST_PY_BYTES)
+		bytes = ASGST_PY_BYTES;
+	if (!bytes || bpf_probe_read_kernel(rec + off, bytes, b->out))
+		return;
+	h->py_off = off;
+	h->py_n = bytes / sizeof(struct asgst_py_frame);
+}
+
 /* a heap oop field of obj, decoded */
 static __always_inline __u64 read_oop(const struct asgst_jvm_cont *jc,
 				      __u64 obj, __s32 off)
@@ -895,11 +1094,12 @@ static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
  */
 static __always_inline __u64 fill_window(void *rec, struct task_struct *task,
 					 struct thread_cache *tc, __u32 tgid,
-					 __u32 kbytes, bool own_buf)
+					 __u32 kbytes, bool own_buf, bool py)
 {
 	struct asgst_sample_hdr *h = rec;
 	const struct asgst_jvm_cont *jc = NULL;
-	__u32 want = window_size;
+	struct py_buf *pb = NULL;
+	__u32 want = window_size, pn = 0;
 	bool cut, hole;
 	__u64 len, size;
 
@@ -910,6 +1110,11 @@ static __always_inline __u64 fill_window(void *rec, struct task_struct *task,
 	if (h->jt_cont_entry && window_size >= 2 * ASGST_CHUNK_BYTES &&
 	    (jc = bpf_map_lookup_elem(&jvm_conts, &tgid)))
 		want = window_size - ASGST_CHUNK_BYTES;
+	/* a CPython thread: room for its frames after the window */
+	if (py && !jc && tc->py && window_size >= 2 * ASGST_PY_BYTES) {
+		pn = py_walk(h, tc, tgid, &pb);
+		want = window_size - ASGST_PY_BYTES;
+	}
 	len = window_len(task, tc, h->sp, want, &cut, &hole);
 	/* keep the bound where the verifier sees it, clang may fold it */
 	barrier_var(len);
@@ -950,6 +1155,14 @@ static __always_inline __u64 fill_window(void *rec, struct task_struct *task,
 		read_chunk(h, rec, jc, size);
 		if (h->chunk_len)
 			size = h->chunk_off + h->chunk_len;
+	}
+	if (pn && pb) {
+		size = (size + 7) & ~7ull;
+		barrier_var(size);
+		if (size <= REC_BASE + window_size + 8 - ASGST_PY_BYTES) {
+			py_put(h, rec, pb, pn, size, ASGST_PY_BYTES);
+			size += (__u64)h->py_n * sizeof(struct asgst_py_frame);
+		}
 	}
 	barrier_var(size);
 	if (size > REC_BASE + window_size + 8)	/* recbuf's value_size */
@@ -992,7 +1205,8 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 	kbytes = fill_head(ctx, rec, task, id, tc, true, kmode, event, now);
 	h = rec;
 	h->flags |= ASGST_SF_WINDOW_WANTED | xflags;
-	return output(rec, fill_window(rec, task, tc, tgid, kbytes, false));
+	return output(rec, fill_window(rec, task, tc, tgid, kbytes, false,
+				       true));
 }
 
 SEC("perf_event")
@@ -1324,7 +1538,7 @@ static __always_inline __u64 jvm_ev_fill(void *rec, struct pt_regs *ctx,
 	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
 	h->flags |= ASGST_SF_WINDOW_WANTED;
 	jvm_ev_head(h, ctx);
-	return fill_window(rec, task, tc, id >> 32, kbytes, true);
+	return fill_window(rec, task, tc, id >> 32, kbytes, true, false);
 }
 
 /* ... in a reservation of the ring at its full size; false: ring full */

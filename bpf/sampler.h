@@ -11,6 +11,9 @@
  *   __u64 ustack[ustack_n]        frame-pointer user pcs, innermost first
  *   ...                           (version 2: unused up to window_off)
  *   __u8  window[window_len]      raw user-stack bytes from regs.sp
+ *   ...
+ *   struct asgst_py_frame py[py_n] (version 4) at py_off: a CPython
+ *                                 thread's frames, innermost first
  *
  * The stacks follow the header, packed. Version 2 puts the window at
  * window_off (a multiple of 8, at or after the user stack): the sampler
@@ -22,9 +25,9 @@
  * the parts, and reject any that does not fit the record.
  *
  * Changing the layout, or what a field means, means bumping
- * ASGST_SAMPLE_VERSION. Version 4 keeps version 3's layout; its off-CPU
- * records say in their flags how many switches they stand for, and its
- * END records what the thread's every switch-out summed to.
+ * ASGST_SAMPLE_VERSION. Version 4 adds a CPython thread's frames (py_*);
+ * its off-CPU records say in their flags how many switches they stand
+ * for, and its END records what the thread's every switch-out summed to.
  */
 #ifndef ASGST_BPF_SAMPLER_H
 #define ASGST_BPF_SAMPLER_H
@@ -66,6 +69,13 @@
 #define ASGST_SF_EVERY_SHIFT	16
 #define ASGST_SF_EVERY_MAX	0xffffu
 #define ASGST_SF_EVERY(flags)	((flags) >> ASGST_SF_EVERY_SHIFT)
+/* version 4: a CPython process (its layout in "py_procs") */
+#define ASGST_SF_PY		(1u << 11)	/* py_* fields are valid */
+#define ASGST_SF_PY_TRUNC	(1u << 12)	/* more frames than were kept
+						   (depth or room) */
+#define ASGST_SF_PY_ERR		(1u << 13)	/* a read of the chain failed:
+						   the frames kept are the
+						   innermost ones */
 
 /* asgst_sample_hdr.event */
 #define ASGST_EV_CPU		0	/* cpu-clock sample, weight = 1 period */
@@ -128,6 +138,64 @@ struct asgst_sample_hdr {
 				   the sampling interval); lock: ns waited */
 	char ev_class[ASGST_EV_CLASS_LEN]; /* alloc: the object's class,
 				   lock: the monitor's; dotted, NUL-ended */
+	/* version 4: a CPython thread's frames (ASGST_SF_PY) */
+	__u32 py_n;		/* struct asgst_py_frame at py_off */
+	__u32 py_off;		/* from the record start, a multiple of 8, at
+				   or after the window (and frozen frames) */
+	__u64 py_tstate;	/* the thread's PyThreadState*, 0: not found */
+};
+
+/*
+ * CPython frames (version 4): for a thread of a process in "py_procs",
+ * the sampler finds its PyThreadState (the interpreter's thread list,
+ * by native_thread_id == the tid the process sees) and walks
+ * tstate->cframe->current_frame, then each frame's previous, up to
+ * ASGST_PY_MAX_FRAMES. What a frame keeps is the code object's address,
+ * prev_instr as a byte offset from that address and the frame's flags;
+ * user space reads the names and the line (docs/sampler.md).
+ */
+#define ASGST_PY_MAX_FRAMES	96
+#define ASGST_PY_BYTES		(ASGST_PY_MAX_FRAMES * 16)
+#define ASGST_PY_THREADS_MAX	256	/* threads looked at in the list */
+#define ASGST_PY_SPAN_MAX	128	/* a frame's fields lie in its first
+					   bytes (3.11: 72) */
+
+struct asgst_py_frame {
+	__u64 code;		/* PyCodeObject* (f_code) */
+	__u32 instr;		/* prev_instr - code, bytes; ~0u: outside
+				   [0, 2^30) */
+	__u32 flags;		/* ASGST_PYF_* */
+};
+
+#define ASGST_PYF_ENTRY		(1u << 0)	/* is_entry: the first frame
+						   of a _PyEval_EvalFrameDefault
+						   activation */
+#define ASGST_PYF_OWNER_SHIFT	8		/* frame owner (3.11: 0 thread,
+						   1 generator, 2 frame
+						   object), 8 bits */
+
+/*
+ * "py_procs" map value, by host tgid: where an interpreter's structures
+ * are and the offsets of the fields the walk reads. User space fills it
+ * from a table checked against the version's headers (user/python/).
+ */
+#define ASGST_PY_PROCS_MAX	4096
+
+struct asgst_py_proc {
+	__u64 runtime;		/* &_PyRuntime in the process */
+	__u32 version;		/* PY_VERSION_HEX */
+	__s32 rt_interp;	/* _PyRuntime.interpreters.main */
+	__s32 is_threads;	/* PyInterpreterState.threads.head */
+	__s32 ts_next;		/* PyThreadState.next */
+	__s32 ts_tid;		/* PyThreadState.native_thread_id */
+	__s32 ts_cframe;	/* PyThreadState.cframe */
+	__s32 cf_frame;		/* _PyCFrame.current_frame */
+	__s32 fr_code;		/* _PyInterpreterFrame.f_code */
+	__s32 fr_previous;	/* .previous */
+	__s32 fr_instr;		/* .prev_instr */
+	__s32 fr_entry;		/* .is_entry (a byte) */
+	__s32 fr_owner;		/* .owner (a byte) */
+	__u32 fr_span;		/* bytes of a frame read (<= SPAN_MAX) */
 };
 
 /*

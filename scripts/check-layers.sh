@@ -31,6 +31,7 @@ LAYERS='
 2 capture
 3 symbols
 3 jvm
+4 python
 4 decode
 5 profile
 6 output

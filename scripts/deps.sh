@@ -8,8 +8,8 @@ bpftool pkg-config openjdk-17-jdk-headless libclang-rt-14-dev python3
 libjson-c-dev libcurl4-openssl-dev binutils util-linux procps protobuf-compiler chromium golang-go
 podman runc fuse3 python3-fuse linux-perf
 tomcat10-common libtomcat10-java jruby libh2-java nodejs
-qemu-system-x86 busybox-static
-libdebuginfod-dev debuginfod python3.11-dbg"
+qemu-system-x86 busybox-static python3.11 python3.11-dev python3.11-dbg
+libdebuginfod-dev debuginfod"
 
 missing=""
 for p in $PKGS; do

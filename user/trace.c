@@ -26,6 +26,8 @@ const char *frame_type__name(enum frame_type t)
 		return "java_native";
 	case FRAME_CLASS:
 		return "class";
+	case FRAME_PYTHON:
+		return "python";
 	case FRAME_UNKNOWN:
 		break;
 	}
@@ -188,6 +190,12 @@ size_t frame__display_name(const struct frame *f, char *buf, size_t size,
 			sfx = "_[i]";
 		else if (f->type == FRAME_JAVA && f->comp_level >= 1)
 			sfx = "_[j]";
+		break;
+	case FRAME_PYTHON:
+		/* qualified name; the file and line are in json and pprof */
+		sb_puts_clean(&b, f->method && *f->method ? f->method :
+							    "[unknown]");
+		sfx = "_[p]";
 		break;
 	case FRAME_CLASS:
 		/* the allocated (_[a]) or waited-for (_[l]) class, dotted */

@@ -24,6 +24,9 @@ enum frame_type {
 	FRAME_KERNEL = 5,	/* kernel pc, symbolized from kallsyms */
 	FRAME_CLASS = 6,	/* alloc, lock: the allocated object's or the
 				   monitor's class (klass), the leaf */
+	FRAME_PYTHON = 7,	/* a CPython frame: method (co_qualname),
+				   source (co_filename), line; pc the code
+				   object's address */
 };
 
 /* JSON "kind" of a stack */
@@ -38,7 +41,7 @@ struct frame {
 	int8_t comp_level;	/* Java: 0 interp, 1-3 C1, 4 C2, -1 unknown */
 	uint16_t flags;		/* FRAME_F_* */
 	int32_t bci;		/* Java: -1 unknown */
-	int32_t line;		/* Java, native (DWARF): -1 unknown */
+	int32_t line;		/* Java, native (DWARF), Python: -1 unknown */
 	uint64_t pc;		/* native/kernel/unknown: the pc */
 	uint64_t code_pc;	/* compiled Java: the pc of its PcDesc in
 				   the nmethod (stable per call site and
@@ -47,10 +50,11 @@ struct frame {
 	const char *symbol;	/* native/kernel symbol, NULL when unknown */
 	const char *module;	/* native: module path, NULL when unknown */
 	const char *klass;	/* Java: dotted binary class name */
-	const char *method;	/* Java: method name */
+	const char *method;	/* Java: method name; Python: qualified name */
 	const char *signature;	/* Java: JVM signature "(I)V" */
 	const char *source;	/* Java: source file; native: the DWARF line
-				   table's file path; NULL when unknown */
+				   table's file path; Python: co_filename;
+				   NULL when unknown */
 	const char *reason;	/* unknown: why the walk stopped */
 };
 

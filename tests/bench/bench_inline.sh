@@ -70,6 +70,8 @@ LIBJVM="$ROOT/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"
 JBID=$(readelf -n "$LIBJVM" | awk '/Build ID/ { print $3; exit }')
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 debuginfod -F "$ROOT/usr/lib/debug" -p "$port" -d "$T/db.sqlite" -t 0 > "$T/d.log" 2>&1 &
+dpid=$!
+trap 'kill $dpid $(jobs -p) 2>/dev/null; rm -rf "$T"' EXIT
 n=600
 until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/buildid/$JBID/debuginfo")" = 200 ] ||
 	[ $n -eq 0 ]; do sleep 0.1; n=$((n - 1)); done

@@ -75,6 +75,28 @@ else
 	echo "  JVM: skipped (no JDK 17 at $JAVA)"
 fi
 
+# a CPython thread (tests/workloads/python/pychain.py, 14 Python frames
+# deep) beside native_chain, both with the default window, in the kernel
+# and in the recorder (its decode CPU per sample after the warm-up)
+PY=/usr/bin/python3.11
+if [ -x "$PY" ]; then
+	for hz in 99 999; do
+		"$PY" "$TOP/tests/workloads/python/pychain.py" 7 > "$T/py.out" &
+		ppid=$!
+		i=0
+		while ! grep -q '^ready' "$T/py.out" 2>/dev/null && [ $i -lt 100 ]; do
+			sleep 0.1; i=$((i + 1))
+		done
+		"$A" record -q --stats -F $hz -p $ppid -d 5 -o "$T/py.json" 2> "$T/py"
+		wait $ppid
+		"$A" record -q --stats -F $hz -o "$T/n.json" -- \
+			"$WL/native_chain" 5 1 > /dev/null 2> "$T/nat"
+		echo "  Python at ${hz} Hz: $(stat_field "$T/py" bpf_ns_per_sample) ns/sample in the kernel (native_chain $(stat_field "$T/nat" bpf_ns_per_sample), ratio $(ratio "$(stat_field "$T/py" bpf_ns_per_sample)" "$(stat_field "$T/nat" bpf_ns_per_sample)")), $(stat_field "$T/py" window_bytes_per_sample) window and frame bytes/sample, decode $(stat_field "$T/py" steady_decode_cpu_ns_per_sample) CPU ns/sample (native_chain $(stat_field "$T/nat" steady_decode_cpu_ns_per_sample))"
+	done
+else
+	echo "  Python: skipped (no $PY)"
+fi
+
 echo "== lost samples: 999 Hz, all CPUs, busy workload, ${LONG}s"
 ncpu=$(nproc)
 "$WL/native_chain" $((LONG + 2)) "$ncpu" > /dev/null &

@@ -66,6 +66,14 @@ static void chunk(struct profile *p, uint32_t type, const void *pay,
 			sink += m.samples;
 		break;
 	}
+	case RAW_PYCODE: {
+		static struct raw_pycode_view v;
+
+		if (!raw__parse_pycode(pay, len, &v, err, sizeof(err)))
+			sink += touch(v.v.lt, v.v.lt_len) + strlen(v.func) +
+				strlen(v.file);
+		break;
+	}
 	}
 }
 

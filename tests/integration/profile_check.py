@@ -40,7 +40,11 @@ def check_schema(doc):
         for f in s["frames"]:
             t = f["type"]
             assert t in ("kernel", "non_java", "java", "java_inlined",
-                         "java_native", "unknown"), t
+                         "java_native", "python", "unknown"), t
+            if t == "python":
+                assert f["function"] is None or isinstance(f["function"], str)
+                assert f["file"] is None or isinstance(f["file"], str)
+                assert isinstance(f["line"], int)
             if t == "kernel":
                 assert not seen_user, "kernel frame after a user frame"
                 assert isinstance(f["symbol"], str)

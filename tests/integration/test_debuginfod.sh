@@ -26,8 +26,9 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# start_server DIR: debuginfod over DIR on a free port; waits until it
-# serves the build-id $2; prints the URL
+# start_server DIR BUILD_ID: debuginfod over DIR on a free port (killed at
+# exit), waits until it serves BUILD_ID; sets SERVER_URL. Not called in a
+# $(...): its pid must reach this shell's list.
 start_server() {
 	_port=$(free_port)
 	debuginfod -F "$1" -p "$_port" -d "$TMP/db-$_port.sqlite" -t 0 \
@@ -41,7 +42,7 @@ start_server() {
 		sleep 0.1; _n=$((_n - 1))
 	done
 	[ "$_c" = 200 ] || { tail -n 5 "$TMP/debuginfod-$_port.log"; return 1; }
-	echo "http://127.0.0.1:$_port"
+	SERVER_URL="http://127.0.0.1:$_port"
 }
 
 build_id() {
@@ -57,7 +58,8 @@ BID=$(build_id "$TMP/bin/inline_chain")
 [ -n "$BID" ] || fail "no build-id in the stripped program"
 nm "$TMP/bin/inline_chain" 2>&1 | grep -q chain_outer &&
 	fail "the stripped copy still has its symbols"
-URL=$(start_server "$TMP/srv" "$BID") || fail "debuginfod did not serve $BID"
+start_server "$TMP/srv" "$BID" || fail "debuginfod did not serve $BID"
+URL=$SERVER_URL
 echo "INFO: debuginfod at $URL serves $BID"
 
 DEBUGINFOD_CACHE_PATH="$TMP/cache" "$ASGST" record -q --inline --stats \
@@ -132,8 +134,9 @@ LIBJVM="$ROOT/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"
 JBID=$(build_id "$LIBJVM")
 [ -f "$ROOT/usr/lib/debug/.build-id/$(echo "$JBID" | cut -c1-2)/$(echo "$JBID" | cut -c3-).debug" ] ||
 	fail "$ROOT has no debug file for its libjvm ($JBID)"
-JURL=$(start_server "$ROOT/usr/lib/debug" "$JBID") ||
+start_server "$ROOT/usr/lib/debug" "$JBID" ||
 	fail "debuginfod did not serve libjvm's debug file"
+JURL=$SERVER_URL
 "$JAVA" -cp "$WL/classes" AllocBench 40 > "$TMP/ab.out" 2>&1 &
 JPID=$!
 bg $JPID

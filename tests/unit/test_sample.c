@@ -338,6 +338,79 @@ static void test_v2_chunk(void **state)
 }
 
 /*
+ * Version 4: a CPython thread's frames after the window, at py_off; bad
+ * counts and offsets rejected. Built on the real records.
+ */
+static void test_v4_python(void **state)
+{
+	(void)state;
+	for (int i = 0; i < nrecs; i++) {
+		const struct asgst_sample_hdr *o = (void *)recs[i].buf;
+		size_t stacks = 8ull * (o->kstack_n + o->ustack_n);
+		size_t woff = sizeof(*o) + stacks;
+		size_t poff = (woff + o->window_len + 7) & ~(size_t)7;
+		size_t n = 5, len = poff + n * sizeof(struct asgst_py_frame);
+		uint64_t *b = aligned_alloc(8, len);
+		struct asgst_sample_hdr *h = (void *)b;
+		const uint8_t *src = (const uint8_t *)o + o->hdr_size;
+		struct asgst_py_frame *pf;
+		struct asgst_sample_hdr good;
+		const char *why = "unset";
+		struct sample s;
+
+		assert_non_null(b);
+		memset(b, 0x33, len);
+		memcpy(h, o, o->hdr_size);
+		h->version = 4;
+		h->hdr_size = sizeof(*h);
+		h->window_off = (uint32_t)woff;
+		h->pad = 0;
+		h->chunk_len = h->chunk_off = 0;
+		memcpy((uint8_t *)b + sizeof(*h), src, stacks + o->window_len);
+		pf = (struct asgst_py_frame *)((uint8_t *)b + poff);
+		for (size_t k = 0; k < n; k++)
+			pf[k] = (struct asgst_py_frame){ 0x7f0000001000ull + k,
+							 184 + 2 * k, k == 4 };
+		h->flags = ASGST_SF_PY;
+		h->py_n = (uint32_t)n;
+		h->py_off = (uint32_t)poff;
+		h->py_tstate = 0x55550000ull;
+		good = *h;
+		assert_int_equal(sample__parse(b, len, &s, &why), 0);
+		assert_null(why);
+		assert_ptr_equal(s.py, pf);
+		assert_int_equal(s.py[4].flags, ASGST_PYF_ENTRY);
+		assert_int_equal(sample__used_len(&s), len);
+		/* none: none reported */
+		h->py_n = 0;
+		assert_int_equal(sample__parse(b, len, &s, &why), 0);
+		assert_null(s.py);
+		*h = good;
+		expect_bad(b, len - 8, "bad Python frames");
+		h->py_off += 4;
+		expect_bad(b, len, "bad Python frames");
+		*h = good;
+		if (o->window_len >= 8) {
+			h->py_off = (uint32_t)woff;	/* over the window */
+			expect_bad(b, len, "bad Python frames");
+		}
+		*h = good;
+		h->py_n = ASGST_PY_MAX_FRAMES + 1;
+		expect_bad(b, len, "bad Python frames");
+		*h = good;
+		h->py_off = UINT32_MAX - 7;
+		expect_bad(b, len, "bad Python frames");
+		/* a version 3 header has no py_* fields: they are not read */
+		*h = good;
+		h->version = 3;
+		h->hdr_size = offsetof(struct asgst_sample_hdr, py_n);
+		assert_int_equal(sample__parse(b, len, &s, &why), 0);
+		assert_null(s.py);
+		free(b);
+	}
+}
+
+/*
  * Version 3: the JVM events' fields; an allocation or lock event only in
  * a header that has them.
  */
@@ -577,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_v2_layout),
 		cmocka_unit_test(test_v2_chunk),
 		cmocka_unit_test(test_v3_jvm_events),
+		cmocka_unit_test(test_v4_python),
 		cmocka_unit_test(test_misaligned_and_null),
 	};
 

@@ -654,6 +654,20 @@ int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
 	return 0;
 }
 
+int capture__set_py_proc(struct capture *c, pid_t tgid,
+			 const struct asgst_py_proc *v)
+{
+	uint32_t k = (uint32_t)tgid;
+
+	if (!c || tgid <= 0 || !v)
+		return -EINVAL;
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.py_procs), &k, v,
+				BPF_ANY))
+		return map_error(c);
+	cache_gen_bump(c);
+	return 0;
+}
+
 int capture__set_jvm_cont(struct capture *c, pid_t tgid,
 			  const struct asgst_jvm_cont *v)
 {
@@ -909,6 +923,7 @@ int capture__forget(struct capture *c, pid_t tgid, bool jvm)
 		return -EINVAL;
 	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
 	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.window_pids), &key);
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.py_procs), &key);
 	if (jvm) {
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.jvm_conts), &key);
 		forget_jthreads(c, key);

@@ -62,6 +62,9 @@ int capture__set_window(struct capture *c, pid_t tgid, bool on);
 int capture__set_jthread(struct capture *c, pid_t tgid, uint32_t ns_tid,
 			 const struct asgst_jthread *v);
 /* where tgid's virtual threads keep their frozen frames */
+/* a CPython process's layout for the sampler's walk (py_procs) */
+int capture__set_py_proc(struct capture *c, pid_t tgid,
+			 const struct asgst_py_proc *v);
 int capture__set_jvm_cont(struct capture *c, pid_t tgid,
 			  const struct asgst_jvm_cont *v);
 /* poll up to timeout_ms; >= 0 records consumed, or -errno (EINTR is 0) */

@@ -16,6 +16,9 @@ static int reject(const char **why, const char *reason)
 
 size_t sample__used_len(const struct sample *s)
 {
+	if (s->py)
+		return (size_t)s->hdr->py_off +
+		       (size_t)s->hdr->py_n * sizeof(*s->py);
 	if (s->chunk)
 		return (size_t)(s->chunk - (const uint8_t *)s->hdr) +
 		       s->hdr->chunk_len;
@@ -44,11 +47,14 @@ int sample__parse(const void *data, size_t len, struct sample *out,
 	if (h->version < ASGST_SAMPLE_VERSION_MIN ||
 	    h->version > ASGST_SAMPLE_VERSION)
 		return reject(why, "unsupported version");
-	/* version 1 ended before window_off, version 2 before ev_size */
+	/* version 1 ended before window_off, version 2 before ev_size,
+	 * version 3 before py_n */
 	if (h->hdr_size < (h->version == 1 ?
 			   offsetof(struct asgst_sample_hdr, window_off) :
 			   h->version == 2 ?
 			   offsetof(struct asgst_sample_hdr, ev_size) :
+			   h->version == 3 ?
+			   offsetof(struct asgst_sample_hdr, py_n) :
 			   sizeof(*h)) || h->hdr_size & 7)
 		return reject(why, "bad header size");
 	/* the JVM events' fields are in version 3 headers only */
@@ -86,6 +92,19 @@ int sample__parse(const void *data, size_t len, struct sample *out,
 		    h->chunk_end <= h->chunk_sp || h->chunk_sp < h->chunk_addr)
 			return reject(why, "bad frozen-frames chunk");
 		out->chunk = p + h->chunk_off;
+	}
+	out->py = NULL;
+	if (h->version >= 4 && h->py_n) {
+		/* after the window and the frozen frames, inside the record */
+		size_t after = out->chunk ? h->chunk_off + (size_t)h->chunk_len :
+			       woff + h->window_len;
+
+		if (h->py_n > ASGST_PY_MAX_FRAMES || (h->py_off & 7) ||
+		    h->py_off < after || h->py_off > len ||
+		    (size_t)h->py_n * sizeof(struct asgst_py_frame) >
+			    len - h->py_off)
+			return reject(why, "bad Python frames");
+		out->py = (const struct asgst_py_frame *)(p + h->py_off);
 	}
 	out->hdr = h;
 	out->kstack = (const uint64_t *)(p + h->hdr_size);

@@ -25,6 +25,9 @@ struct sample {
 	/* a virtual thread's frozen frames: hdr->chunk_len bytes copied from
 	 * hdr->chunk_addr; NULL when none (version 1, or not copied) */
 	const uint8_t *chunk;
+	/* a CPython thread's frames, hdr->py_n of them, innermost first;
+	 * NULL when none (before version 4, or not a Python thread) */
+	const struct asgst_py_frame *py;
 };
 
 /*

@@ -54,6 +54,7 @@ struct record_args {
 	const char *debuginfod;	/* --debuginfod URLS */
 	bool no_debuginfod;	/* --no-debuginfod */
 	uint32_t debuginfod_timeout_s;	/* --debuginfod-timeout */
+	bool python_native;	/* --python-native */
 	bool quiet;
 	bool stats;
 	uint64_t switch_ns;	/* --switch-output: a period; 0: one file */
@@ -558,6 +559,12 @@ static const struct cli_option record_opts[] = {
 		"one debug file's fetch at most (default 10); the\n"
 		"end of a recording waits at most 5 s for them",
 		opt_debuginfod_timeout),
+	CLI_FLAG("python-native", 0,
+		 "CPython processes: keep the interpreter's own C\n"
+		 "frames around their Python frames (by default\n"
+		 "each Python frame stands for them; C that\n"
+		 "Python code called stays either way)",
+		 struct record_args, python_native),
 	CLI_FLAG("no-attach", 0,
 		 "do not inject the agent into JVMs without one",
 		 struct record_args, no_attach),
@@ -724,6 +731,7 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 	o->no_attach = a->no_attach;
 	o->inlines = a->inlines;
 	o->debuginfod_timeout_s = a->debuginfod_timeout_s;
+	o->python_native = a->python_native;
 	o->quiet = a->quiet;
 	o->stop = &stop_requested;
 	o->stop_on_signals = true;

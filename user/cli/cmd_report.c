@@ -28,6 +28,7 @@ struct report_args {
 	bool inlines;
 	const char *debuginfod;
 	bool no_debuginfod;
+	bool python_native;
 	struct filter filter;
 };
 
@@ -58,6 +59,10 @@ static const struct cli_option report_opts[] = {
 	CLI_FLAG("no-debuginfod", 0,
 		 "never ask debuginfod servers",
 		 struct report_args, no_debuginfod),
+	CLI_FLAG("python-native", 0,
+		 "keep CPython's own C frames, as record\n"
+		 "--python-native",
+		 struct report_args, python_native),
 	CLI_FLAG("quiet", 'q', "no notices", struct report_args, quiet),
 	CLI_TEXT("\nFilters:"),
 	CLI_FILTER("pid", "PID[,PID...]", "only these processes",
@@ -162,6 +167,7 @@ int cmd_report(int argc, char **argv)
 	if (a.inlines)
 		o.debuginfod_urls = cli_debuginfod(a.debuginfod,
 						   a.no_debuginfod, a.quiet);
+	o.python_native = a.python_native;
 	o.filter = &a.filter;
 	/* --pinned is no profile format: written here from the profile */
 	o.nout = a.pinned ? 0 : 1;

@@ -391,7 +391,7 @@ int raw_reader__next(struct raw_reader *r, uint32_t *type,
 			 (unsigned long long)r->pos, (unsigned long long)c.len);
 		return -EINVAL;
 	}
-	if (c.type < RAW_SAMPLE || c.type > RAW_META) {
+	if (c.type < RAW_SAMPLE || c.type > RAW_PYCODE) {
 		snprintf(err, errlen, "raw file corrupt at offset %llu: "
 			 "unknown chunk type %u", (unsigned long long)r->pos,
 			 c.type);
@@ -530,7 +530,7 @@ int raw__load_stacks(struct profile *p, const void *payload, uint64_t len)
 			struct frame *f = &frames[j];
 
 			get(&c, &rf, sizeof(rf));
-			if (rf.type > (v2 ? FRAME_CLASS : FRAME_KERNEL))
+			if (rf.type > (v2 ? FRAME_PYTHON : FRAME_KERNEL))
 				c.bad = true;
 			f->type = rf.type;
 			f->comp_level = rf.comp_level;
@@ -701,6 +701,74 @@ int raw__parse_codemap(const void *payload, uint64_t len,
 	out->offset = c.offset;
 	out->bytes = (const uint8_t *)payload + sizeof(c);
 	out->len = (size_t)(len - sizeof(c));
+	return 0;
+}
+
+int raw_writer__pycode(struct raw_writer *w, pid_t pid,
+		       const struct py_code_view *v)
+{
+	struct raw_pycode h = { .pid = (uint32_t)pid, .version = v->version,
+				.code = v->code,
+				.poison_until = v->poison_until,
+				.firstlineno = v->firstlineno };
+	size_t fl = v->func ? strnlen(v->func, RAW_PY_STR_MAX) : 0;
+	size_t sl = v->file ? strnlen(v->file, RAW_PY_STR_MAX) : 0;
+	uint8_t *buf;
+	int rc;
+
+	h.func_len = (uint32_t)fl;
+	h.file_len = (uint32_t)sl;
+	h.lt_len = v->lt && v->lt_len <= PY_LINETABLE_MAX ? v->lt_len : 0;
+	buf = malloc(fl + sl + h.lt_len + 1);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, v->func ? v->func : "", fl);
+	memcpy(buf + fl, v->file ? v->file : "", sl);
+	if (h.lt_len)
+		memcpy(buf + fl + sl, v->lt, h.lt_len);
+	rc = raw_writer__chunk(w, RAW_PYCODE, &h, sizeof(h), buf,
+			      fl + sl + h.lt_len);
+	free(buf);
+	return rc;
+}
+
+int raw__parse_pycode(const void *payload, uint64_t len,
+		      struct raw_pycode_view *out, char *err, size_t errlen)
+{
+	const uint8_t *b;
+	struct raw_pycode h;
+
+	if (!payload || len < sizeof(h)) {
+		snprintf(err, errlen, "Python code chunk of %llu bytes",
+			 (unsigned long long)len);
+		return -EINVAL;
+	}
+	memcpy(&h, payload, sizeof(h));
+	if (h.func_len > RAW_PY_STR_MAX || h.file_len > RAW_PY_STR_MAX ||
+	    h.lt_len > PY_LINETABLE_MAX ||
+	    (uint64_t)h.func_len + h.file_len + h.lt_len !=
+		    len - sizeof(h) ||
+	    h.pid > (uint32_t)INT32_MAX || !h.code) {
+		snprintf(err, errlen, "Python code chunk: lengths %u, %u, %u "
+			 "in %llu bytes, or pid %u", h.func_len, h.file_len,
+			 h.lt_len, (unsigned long long)len, h.pid);
+		return -EINVAL;
+	}
+	b = (const uint8_t *)payload + sizeof(h);
+	memset(&out->v, 0, sizeof(out->v));
+	out->pid = (pid_t)h.pid;
+	memcpy(out->func, b, h.func_len);
+	out->func[h.func_len] = '\0';
+	memcpy(out->file, b + h.func_len, h.file_len);
+	out->file[h.file_len] = '\0';
+	out->v.code = h.code;
+	out->v.version = h.version;
+	out->v.firstlineno = h.firstlineno;
+	out->v.poison_until = h.poison_until;
+	out->v.func = out->func;
+	out->v.file = out->file;
+	out->v.lt = h.lt_len ? b + h.func_len + h.file_len : NULL;
+	out->v.lt_len = h.lt_len;
 	return 0;
 }
 

@@ -20,6 +20,10 @@
  *                led by RAW_STACKS_V2_TAG, each stack with its
  *                allocation values and event class (struct raw_stack_jvm
  *                and a string after its thread strings)
+ *   RAW_PYCODE   struct raw_pycode + co_qualname + co_filename +
+ *                co_linetable bytes: a CPython process's code object as
+ *                record read it, before the samples decoded after it
+ *                (version 3)
  *   RAW_META     struct raw_meta (last)
  *
  * Little-endian x86_64. The reader checks every length against the file and
@@ -34,8 +38,12 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "python/py_parse.h"
+#include "python/py_proc.h"
+
 #define RAW_MAGIC		"ASGSTRAW"
-#define RAW_VERSION		2	/* 2: JVM events' stack values */
+#define RAW_VERSION		3	/* 2: JVM events' stack values,
+					   3: RAW_PYCODE, Python frames */
 #define RAW_VERSION_MIN		1	/* still read */
 #define RAW_MAX_CHUNK		(256u << 20)
 
@@ -51,6 +59,17 @@ enum raw_chunk_type {
 	RAW_CODEMAP = 3,
 	RAW_STACKS = 4,
 	RAW_META = 5,
+	RAW_PYCODE = 6,
+};
+
+struct raw_pycode {
+	uint32_t pid;
+	uint32_t version;	/* (major << 8) | minor */
+	uint64_t code;		/* the code object's address */
+	uint64_t poison_until;	/* samples before it (index in the file's
+				   order) get no name from it */
+	int32_t firstlineno;
+	uint32_t func_len, file_len, lt_len;	/* the bytes that follow */
 };
 
 struct raw_chunk {
@@ -171,6 +190,18 @@ struct raw_codemap_view {
 };
 int raw__parse_codemap(const void *payload, uint64_t len,
 		       struct raw_codemap_view *out, char *err, size_t errlen);
+/* RAW_PYCODE: a name or file name at most this long */
+#define RAW_PY_STR_MAX		(PY_STR_MAX_CHARS * 4)
+struct raw_pycode_view {
+	pid_t pid;
+	struct py_code_view v;	/* func and file point at the two below */
+	char func[RAW_PY_STR_MAX + 1];
+	char file[RAW_PY_STR_MAX + 1];
+};
+int raw__parse_pycode(const void *payload, uint64_t len,
+		      struct raw_pycode_view *out, char *err, size_t errlen);
+int raw_writer__pycode(struct raw_writer *w, pid_t pid,
+		       const struct py_code_view *v);
 /* older (shorter) meta chunks read with the newer fields 0 */
 int raw__parse_meta(const void *payload, uint64_t len, struct raw_meta *out,
 		    char *err, size_t errlen);

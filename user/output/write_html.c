@@ -37,12 +37,13 @@ extern const char res_flamegraph_html[], res_flamegraph_css[],
 enum cat {
 	CAT_ROOT, CAT_PROCESS, CAT_KERNEL, CAT_NATIVE, CAT_JVM, CAT_STUB,
 	CAT_INTERP, CAT_C1, CAT_C2, CAT_JAVA, CAT_INLINED, CAT_JNATIVE,
-	CAT_UNKNOWN, CAT_CLASS, NCATS,
+	CAT_UNKNOWN, CAT_CLASS, CAT_PYTHON, NCATS,
 };
 
 static const char *const cat_names[NCATS] = {
 	"root", "process", "kernel", "native", "jvm", "stub", "interpreted",
 	"c1", "c2", "java", "inlined", "java_native", "unknown", "class",
+	"python",
 };
 
 /* the weights a page may show, in the chooser's order */
@@ -93,6 +94,8 @@ static enum cat frame_cat(const struct frame *f)
 		return CAT_JNATIVE;
 	case FRAME_CLASS:
 		return CAT_CLASS;
+	case FRAME_PYTHON:
+		return CAT_PYTHON;
 	default:
 		return CAT_UNKNOWN;
 	}
@@ -376,8 +379,10 @@ int write_html(const struct profile *p, FILE *f)
 			fr = html_frame(&h, name, frame_cat(fp), fp->comp_level);
 			if (fr == UINT32_MAX)
 				goto cleanup;
+			/* a Python frame's line as a Java frame's (no bci) */
 			node = html_child(&h, node, fr, java && fp->bci >= 0 ? fp->bci : -1,
-					  java && fp->line >= 0 ? fp->line : -1);
+					  (java || fp->type == FRAME_PYTHON) &&
+					  fp->line >= 0 ? fp->line : -1);
 		}
 		if (node == UINT32_MAX)
 			goto cleanup;

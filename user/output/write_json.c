@@ -36,6 +36,15 @@ static void write_frame(FILE *f, const struct frame *fr)
 		fputs(",\"class\":", f);
 		json_str(f, fr->klass);
 		break;
+	case FRAME_PYTHON:
+		fputs(",\"function\":", f);
+		json_str(f, fr->method);
+		fputs(",\"file\":", f);
+		json_str(f, fr->source);
+		fprintf(f, ",\"line\":%" PRId32, fr->line < 0 ? -1 : fr->line);
+		fputs(",\"code\":", f);
+		json_hex(f, fr->pc);
+		break;
 	case FRAME_KERNEL:
 		fputs(",\"symbol\":", f);
 		if (fr->symbol)

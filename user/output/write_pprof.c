@@ -553,6 +553,32 @@ static uint32_t pp_location_java(struct pp *pp, const struct frame *fr, uint32_t
 	return id;
 }
 
+/*
+ * A Python frame: a Function by its qualified name and file, a Location
+ * of its own per (function, line), no mapping or address (a code
+ * object's address means nothing outside its process).
+ */
+static uint32_t pp_location_python(struct pp *pp, const struct frame *f)
+{
+	const char *name = f->method && *f->method ? f->method : "[unknown]";
+	const char *k;
+	uint32_t id;
+
+	pp->fids[0] = pp_function(pp, name, name, f->source);
+	k = pp_chain_key(pp, "P", f, 1);
+	if (!k)
+		return 0;
+	id = pmap_get(&pp->locs, k);
+	if (id)
+		return id;
+	id = ++pp->nlocs;
+	if (pmap_put(&pp->locs, k, id))
+		pp->oom = true;
+	pb_uint(&pp->m1, LOCATION_ID, id);
+	pp_chain_lines(pp, f, 1);
+	return id;
+}
+
 static void pp_value_type(struct pp *pp, unsigned field, const char *type,
 			  const char *unit)
 {
@@ -767,6 +793,8 @@ static uint32_t pp_stack_locations(struct pp *pp, const struct trace *t)
 				fr[n].type == FRAME_JAVA))
 				n++;
 			pp->locids[nloc++] = pp_location_java(pp, fr, n);
+		} else if (fr->type == FRAME_PYTHON) {
+			pp->locids[nloc++] = pp_location_python(pp, fr);
 		} else if (fr->type == FRAME_NON_JAVA &&
 			   (fr->flags & FRAME_F_INLINED || fr->source ||
 			    fr->line > 0)) {

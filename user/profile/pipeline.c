@@ -19,6 +19,8 @@
 #include "profile/pipeline_int.h"
 #include "profile/profile.h"
 #include "symbols/debug_loader.h"
+#include "python/py_merge.h"
+#include "python/py_proc.h"
 #include "symbols/symbolize.h"
 #include "trace.h"
 #include "util/strtab.h"
@@ -81,8 +83,10 @@ struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 	pl->frames = calloc(TRACE_MAX_FRAMES, sizeof(*pl->frames));
 	pl->xframes = calloc(TRACE_MAX_FRAMES, sizeof(*pl->xframes));
 	pl->xsrc = calloc(TRACE_MAX_FRAMES, sizeof(*pl->xsrc));
+	pl->pyframes = calloc(TRACE_MAX_FRAMES, sizeof(*pl->pyframes));
+	pl->pybuild = calloc(ASGST_PY_MAX_FRAMES, sizeof(*pl->pybuild));
 	if (!pl->sz || !pl->dec || procs__init(pl) || !pl->frames ||
-	    !pl->xframes || !pl->xsrc) {
+	    !pl->xframes || !pl->xsrc || !pl->pyframes || !pl->pybuild) {
 		pipeline__free(pl);
 		return NULL;
 	}
@@ -129,6 +133,8 @@ void pipeline__free(struct pipeline *pl)
 	free(pl->frames);
 	free(pl->xframes);
 	free(pl->xsrc);
+	free(pl->pyframes);
+	free(pl->pybuild);
 	decoder__free(pl->dec);
 	symbolizer__free(pl->sz);
 	free(pl);
@@ -213,6 +219,8 @@ static struct queued *record_copy(const void *data, size_t len)
 	nh->window_off = (uint32_t)head;
 	if (nh->chunk_len)
 		nh->chunk_off -= (uint32_t)gap;
+	if (nh->version >= 4 && nh->py_n)
+		nh->py_off -= (uint32_t)gap;
 	return q;
 }
 
@@ -250,6 +258,33 @@ static void ring_relieve(struct pipeline *pl)
 	}
 }
 
+/*
+ * A CPython sample's code objects read as it arrives, not only when it
+ * is decoded (a decode delay later): a process that exits meanwhile
+ * would leave its last samples unnamed. The cache keeps them; an exited
+ * process's cannot have been reused (py_proc__frame).
+ */
+static void warm_python(struct pipeline *pl, struct proc_state *ps,
+			const void *data, size_t len)
+{
+	const struct asgst_sample_hdr *h = data;
+	/* the index it will be decoded at (off-CPU stacks held for their
+	 * END aside, which may come later) */
+	uint64_t seq = pl->decode_seq + pl->queue.n;
+	const char *func, *file;
+	struct sample s;
+	int32_t line;
+
+	if (!ps->py || len < sizeof(*h) || h->version < 4 ||
+	    !(h->flags & ASGST_SF_PY) || !h->py_n ||
+	    ((uintptr_t)data & 7) || sample__parse(data, len, &s, NULL) ||
+	    !s.py)
+		return;
+	for (uint32_t i = 0; i < s.hdr->py_n; i++)
+		py_proc__frame(ps->py, pl->st, s.py[i].code, s.py[i].instr,
+			       pl->py_epoch, seq, seq, &func, &file, &line);
+}
+
 int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
@@ -259,8 +294,10 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 	struct queued *q;
 
 	pl->stats.records++;
-	if (hdr_ok && (ps = procs__get(pl, (pid_t)h->pid, h->comm)))
+	if (hdr_ok && (ps = procs__get(pl, (pid_t)h->pid, h->comm))) {
 		ps->arrival_ns = now;
+		warm_python(pl, ps, data, len);
+	}
 	if (hdr_ok && h->ktime_ns > pl->last_ktime)
 		pl->last_ktime = h->ktime_ns;
 	if (hdr_ok && h->event == ASGST_EV_OFFCPU_END) {
@@ -463,9 +500,8 @@ static void sample_values(const struct asgst_sample_hdr *h,
 static void expand_inlines(struct pipeline *pl, struct trace *t, pid_t pid)
 {
 	uint32_t k = 0, added = 0;
-	bool call = false;
+	bool call = false, dec = !pl->expanded;
 
-	pl->expanded = false;
 	if (!pl->opts.inlines)
 		return;
 	for (uint32_t i = 0; i < t->nframes && k < TRACE_MAX_FRAMES; i++) {
@@ -483,7 +519,8 @@ static void expand_inlines(struct pipeline *pl, struct trace *t, pid_t pid)
 		}
 		if (f->type != FRAME_KERNEL)
 			call = true;
-		pl->xsrc[k] = (int32_t)i;
+		/* the decoder's own frames are interned by their index there */
+		pl->xsrc[k] = dec ? (int32_t)i : -1;
 		pl->xframes[k++] = *f;
 	}
 	if (!added)
@@ -625,8 +662,8 @@ static bool hold_trace(struct pipeline *pl, struct trace *t, pid_t pid,
 		if (f->type != FRAME_KERNEL)
 			call = true;
 	}
-	/* the strings must outlive the code maps they may come from */
-	pl->expanded = false;
+	/* the strings must outlive the code maps they may come from (t as
+	 * decoded, or merged with Python frames: pl->expanded says) */
 	if (!any || !intern_trace(pl, t)) {
 		for (uint32_t i = 0; i < t->nframes; i++)
 			symbolizer__unref(pl->sz, &h->refs[i]);
@@ -661,6 +698,69 @@ static bool hold_trace(struct pipeline *pl, struct trace *t, pid_t pid,
 	return true;
 }
 
+/*
+ * A CPython thread's frames (the sampler's list, innermost first) named
+ * from its process and merged into the trace in place of the eval loop's
+ * activations (python/py_merge.h). A frame whose code object cannot be
+ * read is kept, unnamed: the chain stays whole. The trace moves to
+ * pl->pyframes.
+ */
+static void merge_python(struct pipeline *pl, struct proc_state *ps,
+			 const struct sample *s, struct trace *t)
+{
+	uint32_t n = 0;
+
+	if (!ps->py || !s->py || !s->hdr->py_n)
+		return;
+	for (uint32_t i = 0; i < s->hdr->py_n && i < ASGST_PY_MAX_FRAMES; i++) {
+		const struct asgst_py_frame *pf = &s->py[i];
+		struct frame *f = &pl->pybuild[n];
+		const char *func = NULL, *file = NULL;
+		int32_t line = -1;
+
+		memset(f, 0, sizeof(*f));
+		f->type = FRAME_PYTHON;
+		f->bci = -1;
+		f->comp_level = -1;
+		f->pc = pf->code;
+		if (py_proc__frame(ps->py, pl->st, pf->code, pf->instr,
+				   pl->py_epoch, pl->decode_seq,
+				   pl->decode_seq + pl->queue.n + 1, &func,
+				   &file, &line)) {
+			f->method = func;
+			f->source = file;
+		} else {
+			pl->stats.py_unnamed++;
+		}
+		f->line = line;
+		pl->pyentry[n] = pf->flags & ASGST_PYF_ENTRY;
+		n++;
+	}
+	t->nframes = py_merge(t->frames, t->nframes, pl->pybuild, pl->pyentry,
+			      n, pl->opts.python_native, pl->pyframes,
+			      TRACE_MAX_FRAMES);
+	t->frames = pl->pyframes;
+	/* the decoder's memo of interned frames is by its own index */
+	for (uint32_t i = 0; i < t->nframes; i++)
+		pl->xsrc[i] = -1;
+	pl->expanded = true;
+	pl->stats.py_samples++;
+}
+
+int pipeline__add_pycode(struct pipeline *pl, pid_t pid,
+			 const struct py_code_view *v)
+{
+	struct proc_state *ps = procs__get(pl, pid, "");
+
+	if (!ps)
+		return -ENOMEM;
+	if (!ps->py && !(ps->py = py_proc__new_offline(pid, v->version)))
+		return -EINVAL;	/* a version this reader has no layout of */
+	/* what came before it in the file was decoded with what was before */
+	pipeline__process(pl, 0, true);
+	return py_proc__add_code(ps->py, pl->st, v);
+}
+
 static void decode_one(struct pipeline *pl, const struct queued *q,
 		       uint64_t now)
 {
@@ -673,7 +773,9 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	const char *why = NULL;
 	struct profile_values v;
 	uint64_t unready;
+	struct frame *frames;
 	uint32_t nframes;
+	bool merged;
 
 	if (sample__parse(q->rec, q->len, &s, &why)) {
 		pl->stats.bad_records++;
@@ -690,7 +792,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 		pl->stats.filtered++;	/* record --container: not its */
 		return;
 	}
-	procs__on_sample(pl, ps, now);
+	procs__on_sample(pl, ps, now, s.hdr->comm);
 	memset(&t, 0, sizeof(t));
 	/* a JVM's samples from the moment it was known to be one */
 	jvm = ps->is_jvm && pl->decode_seq >= ps->jvm_from_seq;
@@ -706,7 +808,6 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	for (uint32_t o = 0; s.window && o < s.hdr->window_len; o += 64)
 		__builtin_prefetch(s.window + o);
 	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
-	nframes = t.nframes;
 	t.comm = ps->comm;
 	t.container_id = ps->container_id;
 	t.pod_uid = ps->pod_uid;
@@ -721,12 +822,23 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	if (t.error)
 		pl->stats.decode_errors++;
 	sample_values(s.hdr, &v);
+	/*
+	 * Python frames first (they need the record, which is let go after
+	 * this), then the native frames left get their inlined functions:
+	 * the same order for a stack held for its modules' debug info.
+	 */
+	pl->expanded = false;
+	merge_python(pl, ps, &s, &t);
+	frames = t.frames;
+	nframes = t.nframes;
+	merged = pl->expanded;
 	unready = symbolizer__inlines_unready(pl->sz);
 	expand_inlines(pl, &t, (pid_t)s.hdr->pid);
 	/* a module's debug info under way: the trace as decoded is held */
 	if (pl->loader && symbolizer__inlines_unready(pl->sz) != unready) {
-		t.frames = pl->frames;
+		t.frames = frames;
 		t.nframes = nframes;
+		pl->expanded = merged;
 		if (hold_trace(pl, &t, (pid_t)s.hdr->pid, &v))
 			return;
 		expand_inlines(pl, &t, (pid_t)s.hdr->pid);
@@ -742,6 +854,7 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	procs__reap_attaches(pl, flush);
 	/* stacks whose modules' debug info came since go to the profile */
 	pipeline__settle(pl, 0, false);
+	pl->py_epoch++;
 	if (!now_ns)
 		now_ns = clock__mono_ns();
 	/* new threads reach the sampler soon, samples or not */

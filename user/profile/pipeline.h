@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "python/py_proc.h"
+
 struct profile;
 struct capture;
 struct filter;
@@ -47,6 +49,9 @@ struct pipeline_sink {
 	int (*codemap)(void *ctx, pid_t pid, uint64_t off, const void *bytes,
 		       size_t len);
 	int (*proc)(void *ctx, const struct pipeline_proc_rec *p);
+	/* a CPython process's code object as read (NULL: not kept);
+	 * v->poison_until counts from the sink's first sample */
+	int (*pycode)(void *ctx, pid_t pid, const struct py_code_view *v);
 	void *ctx;
 };
 
@@ -73,6 +78,9 @@ struct pipeline_opts {
 	const char *debuginfod_urls;
 	uint32_t debuginfod_timeout_s;
 	uint64_t settle_ns;
+	/* CPython processes: keep the interpreter's own C frames between
+	 * the Python frames (record --python-native; python/py_merge.h) */
+	bool python_native;
 	/* -e alloc/lock: each JVM is asked and probed (jvm_events.h) */
 	struct jvm_events *jvm_events;
 };
@@ -82,6 +90,9 @@ struct pipeline_stats {
 	uint64_t bad_records;	/* failed sample__parse */
 	uint64_t decoded;	/* added to the profile */
 	uint64_t decode_errors;	/* traces with an error code */
+	uint64_t py_procs;	/* CPython processes whose frames are walked */
+	uint64_t py_samples;	/* samples with Python frames merged */
+	uint64_t py_unnamed;	/* Python frames whose code was unreadable */
 	uint64_t filtered;	/* decoded, dropped by the filter */
 	uint64_t processes;	/* distinct pids seen */
 	uint64_t jvms;		/* of which JVMs */
@@ -194,6 +205,21 @@ int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink);
  * jvm_from_seq: the sample index from which it was decoded as a JVM;
  * its container and pod labels, service and process names, each NULL or
  * "" when none) */
+/*
+ * report: a code object of CPython process pid as the recording kept it
+ * (RAW_PYCODE), before the samples that follow it in the file; the
+ * samples before it are decoded first. 0 or -errno.
+ */
+/*
+ * pid mapped a python3.X or libpython3.X file (the kernel's side-band
+ * record): looked at as a CPython process now, not at its next sample
+ * (may_add: also when no sample of it came yet).
+ */
+void pipeline__python_mapped(struct pipeline *pl, pid_t pid, bool may_add);
+
+int pipeline__add_pycode(struct pipeline *pl, pid_t pid,
+			 const struct py_code_view *v);
+
 struct pipeline_offline_names {
 	const char *container_id, *pod_uid, *service, *process;
 };

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "capture/sample.h"
 #include "util/clock.h"
 #include "profile/offcpu.h"
 #include "profile/pipeline.h"
@@ -41,6 +42,16 @@ struct proc_state {
 	const char *service;
 	const char *process;
 	bool foreign;
+	/* a CPython process (python/py_proc.h): its layout and code names;
+	 * py_comm: the thread comm it was last looked at with (an exec
+	 * changes it), not again before py_next_ns; py_said: its refusal
+	 * said */
+	struct py_proc *py;
+	char py_comm[ASGST_COMM_LEN];
+	uint64_t py_next_ns;
+	uint8_t py_tries;	/* looked at on a comm change, at most 4 */
+	bool py_tried;
+	bool py_said;
 	struct codemap *cm;
 	struct sink_tap *tap;		/* with a sink only */
 	struct jthreads *jts;		/* JavaThreads pushed to the kernel */
@@ -85,6 +96,11 @@ struct pipeline {
 	 * the index in frames of xframes[k], -1 for an inlined one */
 	struct frame *xframes;
 	int32_t *xsrc;
+	/* the trace with its Python frames merged in (pipeline.c) */
+	struct frame *pyframes;
+	struct frame *pybuild;		/* ASGST_PY_MAX_FRAMES */
+	bool pyentry[ASGST_PY_MAX_FRAMES];
+	uint64_t py_epoch;		/* batches: code objects checked again */
 	bool expanded;			/* the trace is in xframes */
 	/* stacks waiting for their modules' debug info (pipeline.c,
 	 * hold_trace), oldest first, and the bytes they take */
@@ -127,8 +143,9 @@ struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 /* pid's service and process names now (live, else retired); -ENOENT */
 int procs__names(struct pipeline *pl, pid_t pid, const char **service,
 		 const char **process);
+/* comm: the sample's thread comm (ASGST_COMM_LEN, maybe not NUL-ended) */
 void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
-		      uint64_t now);
+		      uint64_t now, const char *comm);
 /* catch the code maps up (new code, new threads for the kernel side) */
 void procs__update_codemaps(struct pipeline *pl, uint64_t now);
 /* reap finished attaches (all of them, waiting, when block) */

@@ -25,6 +25,7 @@
 #include "profile/jvm_events.h"
 #include "profile/pipeline_int.h"
 #include "profile/service.h"
+#include "python/py_proc.h"
 #include "symbols/maps.h"
 #include "symbols/symbolize.h"
 #include "util/strtab.h"
@@ -367,6 +368,78 @@ static void proc_became_jvm(struct pipeline *pl, struct proc_state *ps,
 	proc_try_codemap(pl, ps, clock__mono_ns());
 }
 
+/*
+ * Is it a CPython process whose layout we know: then the sampler walks
+ * its threads' Python frames (and takes a stack window, where they go).
+ * Looked at when the process is first seen and again when its comm
+ * changes (an exec: `record -- python3 x.py` is first seen as the
+ * recorder's own child). A version not verified is said once.
+ */
+#define PY_RETRY_NS	(100ull * 1000 * 1000)
+
+/* a code object read: into the raw file (report names frames by it) */
+static void py_code_read(void *ctx, pid_t pid, const struct py_code_view *v)
+{
+	struct pipeline *pl = ctx;
+	struct py_code_view rel = *v;
+
+	if (!pl->opts.sink || !pl->opts.sink->pycode)
+		return;
+	rel.poison_until = v->poison_until > pl->sink_seq0 ?
+			   v->poison_until - pl->sink_seq0 : 0;
+	pl->opts.sink->pycode(pl->opts.sink->ctx, pid, &rel);
+}
+
+/* --switch-output: every code object known, into the new period's file */
+static void py_codes_to_sink(struct pipeline *pl, struct proc_state *ps)
+{
+	if (ps->py)
+		py_proc__each_code(ps->py, py_code_read, pl);
+}
+
+static void proc_try_python(struct pipeline *pl, struct proc_state *ps,
+			    const char *comm)
+{
+	struct asgst_py_proc v;
+	char why[512];
+	uint64_t now;
+	int ret;
+
+	if (ps->py || pl->opts.offline || ps->gone_ns)
+		return;
+	if (ps->py_tried &&
+	    (!strncmp(ps->py_comm, comm, sizeof(ps->py_comm)) ||
+	     ps->py_tries >= 4))
+		return;
+	now = clock__mono_ns();
+	if (ps->py_tried && now < ps->py_next_ns)
+		return;
+	/* threads of their own names change the comm too: a few tries,
+	 * then the side-band's mmap of an interpreter says it
+	 * (pipeline__python_mapped) */
+	if (ps->py_tried)
+		ps->py_tries++;
+	ps->py_tried = true;
+	ps->py_next_ns = now + PY_RETRY_NS;
+	memset(ps->py_comm, 0, sizeof(ps->py_comm));
+	memcpy(ps->py_comm, comm, strnlen(comm, sizeof(ps->py_comm)));
+	ret = py_proc__probe(ps->pid, &ps->py, &v, why, sizeof(why));
+	if (ret < 0 && why[0] && !ps->py_said) {
+		ps->py_said = true;
+		if (!pl->opts.quiet)
+			fprintf(stderr, "asgst-bpf: process %d: %s\n",
+				(int)ps->pid, why);
+	}
+	if (ret != 1)
+		return;
+	pl->stats.py_procs++;
+	py_proc__set_hook(ps->py, py_code_read, pl);
+	if (pl->cap) {
+		capture__set_window(pl->cap, ps->pid, true);
+		capture__set_py_proc(pl->cap, ps->pid, &v);
+	}
+}
+
 /* a new slot for pid (the table grown if need be); NULL: no memory */
 static struct proc_state *proc_add(struct pipeline *pl, pid_t pid)
 {
@@ -415,11 +488,13 @@ struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 	/* the sample that brought us here is the next to be queued */
 	if (symbolizer__is_jvm(pl->sz, pid))
 		proc_became_jvm(pl, ps, pl->decode_seq + pl->queue.n);
+	else
+		proc_try_python(pl, ps, thread_comm);
 	return ps;
 }
 
 void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
-		      uint64_t now)
+		      uint64_t now, const char *comm)
 {
 	if (ps->foreign)
 		return;
@@ -430,6 +505,8 @@ void procs__on_sample(struct pipeline *pl, struct proc_state *ps,
 		proc_try_codemap(pl, ps, now);
 	else if (!pl->opts.offline && symbolizer__is_jvm(pl->sz, ps->pid))
 		proc_became_jvm(pl, ps, pl->decode_seq);	/* exec'd java */
+	else
+		proc_try_python(pl, ps, comm);
 }
 
 void procs__update_codemaps(struct pipeline *pl, uint64_t now)
@@ -715,6 +792,7 @@ static void proc_release(struct pipeline *pl, struct proc_state *ps)
 	if (pl->opts.sink)
 		proc_sink_out(pl, ps);
 	jthreads__free(ps->jts);	/* it follows the code map: first */
+	py_proc__free(ps->py);
 	codemap__free(ps->cm);
 	pl->cm_epoch++;		/* its names are gone */
 	free(ps->tap);
@@ -967,12 +1045,17 @@ int pipeline__set_sink(struct pipeline *pl, const struct pipeline_sink *sink)
 
 	pl->opts.sink = sink;
 	pl->sink_seq0 = pl->decode_seq;
-	for (size_t i = 0; i < pl->procs_cap; i++)
-		if (pl->procs[i].used)
-			rc = proc_set_tap(&pl->procs[i], sink) ?: rc;
+	for (size_t i = 0; i < pl->procs_cap; i++) {
+		if (!pl->procs[i].used)
+			continue;
+		rc = proc_set_tap(&pl->procs[i], sink) ?: rc;
+		py_codes_to_sink(pl, &pl->procs[i]);
+	}
 	/* exited processes whose last samples go to the new period */
-	for (size_t i = 0; i < pl->retired_n; i++)
+	for (size_t i = 0; i < pl->retired_n; i++) {
 		rc = proc_set_tap(&pl->retired[i], sink) ?: rc;
+		py_codes_to_sink(pl, &pl->retired[i]);
+	}
 	return rc;
 }
 
@@ -1030,6 +1113,25 @@ int pipeline__add_offline(struct pipeline *pl, pid_t pid, const char *comm,
 	return rc;
 }
 
+void pipeline__python_mapped(struct pipeline *pl, pid_t pid, bool may_add)
+{
+	struct proc_state *ps;
+
+	if (pl->opts.offline)
+		return;
+	ps = proc_slot(pl->procs, pl->procs_cap, pid);
+	if (!ps->used) {
+		if (may_add)
+			procs__get(pl, pid, "");
+		return;
+	}
+	if (ps->py || ps->is_jvm || ps->foreign || ps->gone_ns)
+		return;
+	ps->py_tried = false;
+	ps->py_tries = 0;
+	proc_try_python(pl, ps, "");
+}
+
 void pipeline__jvm_mapped(struct pipeline *pl, pid_t pid, bool may_add)
 {
 	struct proc_state *ps;
@@ -1077,9 +1179,13 @@ int pipeline__prime_jvms(struct pipeline *pl)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		/* a cheap look first: only JVMs are read in full */
-		if (!maps__slurp(fd, &text, &len) && memmem(text, len,
-							   "/libjvm.so\n", 11)) {
+		/* a cheap look first: only JVMs are read in full, and
+		 * processes that may be CPython (their frames are walked
+		 * from their first sample on) */
+		if (!maps__slurp(fd, &text, &len) &&
+		    (memmem(text, len, "/libjvm.so\n", 11) ||
+		     memmem(text, len, "/python3", 8) ||
+		     memmem(text, len, "/libpython3", 11))) {
 			pipeline__prime(pl, (pid_t)pid);
 			n++;
 		}

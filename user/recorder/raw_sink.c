@@ -38,8 +38,18 @@ static int sink_proc(void *ctx, const struct pipeline_proc_rec *p)
 				p->maps, p->maps_len, &nm);
 }
 
+static int sink_pycode(void *ctx, pid_t pid, const struct py_code_view *v)
+{
+	struct raw_writer *w = *(struct raw_writer **)ctx;
+
+	if (!w)
+		return -EBADF;
+	return raw_writer__pycode(w, pid, v);
+}
+
 void raw_sink__init(struct pipeline_sink *s, struct raw_writer **w)
 {
+	s->pycode = sink_pycode;
 	s->sample = sink_sample;
 	s->codemap = sink_codemap;
 	s->proc = sink_proc;

@@ -144,6 +144,7 @@ static int open_live(struct recorder *r)
 	po.debug_thread = true;
 	po.debuginfod_urls = r->o.debuginfod_urls;
 	po.debuginfod_timeout_s = r->o.debuginfod_timeout_s;
+	po.python_native = r->o.python_native;
 	if (!r->o.no_attach) {
 		if (attach__find_agent(r->agent, sizeof(r->agent), err,
 				       sizeof(err)))
@@ -227,6 +228,7 @@ int recorder__open_replay(struct recorder **out,
 		.debuginfod_urls = o->debuginfod_urls,
 		.debuginfod_timeout_s = o->debuginfod_timeout_s,
 		.settle_ns = 60ull * 1000 * 1000 * 1000,
+		.python_native = o->python_native,
 	};
 	struct recorder *r = recorder_new(o, "report");
 

@@ -127,6 +127,7 @@ struct recorder_opts {
 	 * limit in seconds (0: 10) */
 	const char *debuginfod_urls;
 	uint32_t debuginfod_timeout_s;
+	bool python_native;	/* --python-native: CPython's own C frames */
 	bool quiet;		/* no notices, no status line */
 	/* recorder__run returns once *stop is set (NULL: never); with
 	 * stop_on_signals SIGINT and SIGTERM set it, from the moment

@@ -206,6 +206,26 @@ static int on_sample(struct recorder *r, uint32_t type, const void *pay,
 {
 	int rc;
 
+	if (type == RAW_PYCODE) {
+		struct raw_pycode_view *pv = malloc(sizeof(*pv));
+		char why[256];
+
+		if (!pv)
+			return -ENOMEM;
+		rc = raw__parse_pycode(pay, len, pv, why, sizeof(why));
+		if (rc) {
+			free(pv);
+			return bad_file(r, why, err, errlen);
+		}
+		rc = pipeline__add_pycode(r->pl, pv->pid, &pv->v);
+		free(pv);
+		if (rc == -EINVAL) {
+			snprintf(err, errlen, "%s: Python code of a version "
+				 "this asgst-bpf has no layout of", r->o.replay);
+			return rc;
+		}
+		return rc;
+	}
 	if (type != RAW_SAMPLE)
 		return 0;
 	rc = pipeline__push(r->pl, pay, len);

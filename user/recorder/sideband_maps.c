@@ -54,6 +54,13 @@ static int on_sideband(const struct sideband_rec *s, void *ctx)
 		pipeline__jvm_mapped(r->pl, (pid_t)s->pid,
 				     r->o.filter_mode == ASGST_FILTER_ALL ||
 				     (pid_t)s->pid == r->tg.child);
+	/* CPython: its frames walked from its first sample on */
+	if (s->type == SIDEBAND_MMAP && s->path && !s->pgoff &&
+	    (p = strrchr(s->path, '/')) &&
+	    (!strncmp(p, "/python3.", 9) || !strncmp(p, "/libpython3.", 12)))
+		pipeline__python_mapped(r->pl, (pid_t)s->pid,
+					r->o.filter_mode == ASGST_FILTER_ALL ||
+					(pid_t)s->pid == r->tg.child);
 	return ret;
 }
 

@@ -125,6 +125,11 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 		(unsigned long long)ps->attach_unheld,
 		(unsigned long long)ps->attach_deferred);
 	print_cpu_stats(ps);
+	/* CPython processes (docs/decoding.md, Python frames) */
+	fprintf(stderr, "stats: py_procs=%llu py_samples=%llu "
+		"py_unnamed=%llu\n", (unsigned long long)ps->py_procs,
+		(unsigned long long)ps->py_samples,
+		(unsigned long long)ps->py_unnamed);
 	/* memory bounded by what is alive (docs/architecture.md) */
 	fprintf(stderr, "stats: procs_seen=%llu procs_live=%llu "
 		"procs_dropped=%llu pid_reuses=%llu sym_procs=%llu "

@@ -13,14 +13,14 @@ var COLORS = {
 	native: [225, 90, 90], jvm: [200, 200, 60], stub: [210, 170, 120],
 	interpreted: [178, 225, 178], c1: [120, 225, 120], c2: [80, 205, 80],
 	java: [110, 215, 110], inlined: [80, 204, 204], java_native: [100, 170, 230],
-	unknown: [170, 170, 170], class: [230, 150, 200]
+	unknown: [170, 170, 170], class: [230, 150, 200], python: [150, 135, 240]
 };
 var LABELS = {
 	root: 'all samples', process: 'process', kernel: 'kernel', native: 'native',
 	jvm: 'JVM C++', stub: 'JVM stub', interpreted: 'Java interpreted',
 	c1: 'Java compiled (C1)', c2: 'Java compiled (C2)', java: 'Java (level unknown)',
 	inlined: 'Java inlined', java_native: 'Java native method', unknown: 'unknown',
-	class: 'class (allocated, or the monitor)'
+	class: 'class (allocated, or the monitor)', python: 'Python'
 };
 
 function newTree(n) {
@@ -417,7 +417,7 @@ if (WEIGHTS) {
 	});
 	sel.hidden = false;
 }
-['interpreted', 'c1', 'c2', 'inlined', 'java_native', 'native', 'jvm', 'stub', 'kernel', 'unknown']
+['interpreted', 'c1', 'c2', 'inlined', 'java_native', 'python', 'native', 'jvm', 'stub', 'kernel', 'unknown']
 	.concat(WEIGHTS ? ['class'] : [])
 	.forEach(function (c) {
 		var s = document.createElement('span'), b = COLORS[c];
