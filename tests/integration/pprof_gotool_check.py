@@ -126,6 +126,10 @@ def frame_of(fr):
         return (java_name(fr), line if line > 0 else 0)
     if t == "kernel":
         return (fr.get("symbol") or fr.get("pc"), 0)
+    if t == "python":
+        # a Function by its qualified name, the Line its line
+        line = fr.get("line", -1)
+        return (fr.get("function") or "[unknown]", line if line > 0 else 0)
     if t == "non_java":
         # a line where the module's DWARF gave one (docs/formats.md)
         if fr.get("symbol"):
