@@ -44,7 +44,7 @@ dw=""; kib=""
 r=0
 while [ $r -lt "$ROUNDS" ]; do
 	for m in plain inline; do
-		opt=""; [ $m = inline ] && opt="--inline"
+		opt="--python-native"; [ $m = inline ] && opt="$opt --inline"
 		"$A" record -q --stats $opt -F 999 -o "$T/$m.json" -- \
 			"$PY" "$T/busy.py" $SECS > /dev/null 2> "$T/$m.err"
 		eval "d_$m=\"\$d_$m $(stat_field "$T/$m.err" steady_decode_cpu_ns_per_sample)\""

@@ -231,14 +231,15 @@ def collapse(chain):
 def python_chains(stacks, total):
     """CPython's frames as perf shows them with its debug info: where
     PyEval_EvalCode runs the interpreter, _PyEval_Vector and
-    _PyEval_EvalFrame are inlined in it, then _PyEval_EvalFrameDefault;
+    _PyEval_EvalFrame are inlined in it;
     where Py_RunMain runs the script, pymain_run_python is inlined in it"""
     ev = main = ev_ok = main_ok = 0
     for c, gs in stacks:
         names = [[key(n) for n, _, _ in g[1]] for g in gs]
-        for i, g in enumerate(names):
-            if g[-1] == "PyEval_EvalCode" and i > 0 and \
-                    names[i - 1][-1] == "_PyEval_EvalFrameDefault":
+        for g in names:
+            # its call into the interpreter (whose activation the Python
+            # frames stand for, or _PyEval_EvalFrameDefault's own frame)
+            if g[-1] == "PyEval_EvalCode":
                 ev += c
                 ev_ok += c if g == ["_PyEval_EvalFrame", "_PyEval_Vector",
                                     "PyEval_EvalCode"] else 0
@@ -248,9 +249,9 @@ def python_chains(stacks, total):
                 main += c
                 main_ok += c if "pymain_run_python" in g[:-1] else 0
                 break
-    print("MEASURE: CPython: %d of %d samples run PyEval_EvalCode -> "
-          "_PyEval_EvalFrameDefault, %.1f %% of them with _PyEval_Vector "
-          "and _PyEval_EvalFrame inlined between; %d in Py_RunMain, %.1f %% "
+    print("MEASURE: CPython: %d of %d samples run the interpreter from "
+          "PyEval_EvalCode, %.1f %% of them with _PyEval_Vector and "
+          "_PyEval_EvalFrame inlined there; %d in Py_RunMain, %.1f %% "
           "with pymain_run_python inlined" %
           (ev, total, 100.0 * ev_ok / ev if ev else 0, main,
            100.0 * main_ok / main if main else 0))

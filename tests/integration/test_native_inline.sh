@@ -12,10 +12,11 @@
 # recording gives the same stacks. The same program stripped, its DWARF
 # in a separate debug file: named and expanded the same. Debian's
 # python3.11 with python3.11-dbg (its DWARF under /usr/lib/debug/.build-id)
-# running a Python program: per pc equal to llvm-addr2line and to perf,
-# and CPython's inline chains (PyEval_EvalCode -> _PyEval_Vector ->
-# _PyEval_EvalFrame -> _PyEval_EvalFrameDefault) whole in >= 99 % of the
-# samples that run the interpreter.
+# running a Python program (--python-native: the interpreter's own C
+# frames kept, not folded into Python frames): per pc equal to llvm-addr2line and to perf,
+# and CPython's inline chains (_PyEval_Vector and _PyEval_EvalFrame
+# inlined in PyEval_EvalCode) whole in >= 99 % of the samples that run
+# the interpreter.
 . "$(dirname "$0")/lib.sh"
 need_bpf
 CHECK="python3 $TOP/tests/integration/native_inline_check.py"
@@ -104,7 +105,8 @@ end = time.time() + float(sys.argv[1])
 while time.time() < end:
     mid(20000)
 PYEOF
-"$ASGST" record -q --inline -F 499 -o "$TMP/py.json" -- "$PY" "$TMP/busy.py" 4 \
+"$ASGST" record -q --inline --python-native -F 499 -o "$TMP/py.json" -- \
+	"$PY" "$TMP/busy.py" 4 \
 	> /dev/null || fail "record -- python3.11"
 PYPERF=""
 if [ -n "$PERF" ]; then
