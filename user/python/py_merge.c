@@ -41,12 +41,15 @@ uint32_t py_merge(const struct frame *in, uint32_t n, const struct frame *py,
 			continue;
 		}
 		/*
-		 * The interpreter's C frames outward of the innermost Python
-		 * frame are its machinery (calls, the eval loop's helpers,
-		 * start-up): Python frames stand for them. Those inward of
-		 * it are what the Python code called and stay.
+		 * The interpreter's C frames between the innermost Python
+		 * frame and the outermost are its machinery (calls, the eval
+		 * loop's helpers): Python frames stand for them. Those inward
+		 * of it are what the Python code called, those outward of the
+		 * outermost how the thread started (Py_RunMain, a thread's
+		 * bootstrap, _start): both stay, so the stack is still whole.
 		 */
-		if (seen && !keep_native && f->type == FRAME_NON_JAVA &&
+		if (seen && p < npy && !keep_native &&
+		    f->type == FRAME_NON_JAVA &&
 		    py_merge__interp_module(f->module))
 			continue;
 		out[k++] = *f;

@@ -23,8 +23,8 @@
  * belong to one activation, the innermost to the innermost activation.
  * Each _PyEval_EvalFrameDefault frame of in is replaced by its frames;
  * unless keep_native, the interpreter's own C frames (of a module named
- * python* or libpython*) outward of the innermost Python frame are left
- * out. Python frames left over (the native walk stopped short) go at the
+ * python* or libpython*) between the innermost Python frame and the
+ * outermost are left out. Python frames left over (the native walk stopped short) go at the
  * root. Writes at most cap frames to out; the count.
  */
 uint32_t py_merge(const struct frame *in, uint32_t n, const struct frame *py,
