@@ -24,20 +24,6 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 med() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 PY=/usr/bin/python3.11
-cat > "$T/busy.py" <<'PYEOF'
-import json, sys, time, zlib
-def leaf(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-def mid(n):
-    return leaf(n) + len(zlib.compress(b"x" * 20000)) + \
-        len(json.dumps({"a": list(range(50))}))
-end = time.time() + float(sys.argv[1])
-while time.time() < end:
-    mid(20000)
-PYEOF
 echo "== --inline: decode cost per sample (python3.11 + python3.11-dbg, 999 Hz, ${SECS}s, median of $ROUNDS)"
 for m in plain inline; do eval "d_$m=''; r_$m=''"; done
 dw=""; kib=""
@@ -46,7 +32,7 @@ while [ $r -lt "$ROUNDS" ]; do
 	for m in plain inline; do
 		opt="--python-native"; [ $m = inline ] && opt="$opt --inline"
 		"$A" record -q --stats $opt -F 999 -o "$T/$m.json" -- \
-			"$PY" "$T/busy.py" $SECS > /dev/null 2> "$T/$m.err"
+			"$PY" "$TOP/tests/workloads/python/pybusy.py" $SECS > /dev/null 2> "$T/$m.err"
 		eval "d_$m=\"\$d_$m $(stat_field "$T/$m.err" steady_decode_cpu_ns_per_sample)\""
 		eval "r_$m=\"\$r_$m $(stat_field "$T/$m.err" steady_cpu_ns_per_sample)\""
 	done

@@ -91,27 +91,13 @@ PY=/usr/bin/python3.11
 PYBID=$(readelf -n "$PY" | awk '/Build ID/ { print $3; exit }')
 [ -f "/usr/lib/debug/.build-id/$(echo "$PYBID" | cut -c1-2)/$(echo "$PYBID" | cut -c3-).debug" ] ||
 	skip_or_fail "python3.11-dbg is not installed (make deps)"
-cat > "$TMP/busy.py" <<'PYEOF'
-import json, sys, time, zlib
-def leaf(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-def mid(n):
-    return leaf(n) + len(zlib.compress(b"x" * 20000)) + \
-        len(json.dumps({"a": list(range(50))}))
-end = time.time() + float(sys.argv[1])
-while time.time() < end:
-    mid(20000)
-PYEOF
 "$ASGST" record -q --inline --python-native -F 499 -o "$TMP/py.json" -- \
-	"$PY" "$TMP/busy.py" 4 \
+	"$PY" "$TOP/tests/workloads/python/pybusy.py" 4 \
 	> /dev/null || fail "record -- python3.11"
 PYPERF=""
 if [ -n "$PERF" ]; then
 	perf record -q -e cpu-clock -F 499 --call-graph dwarf \
-		-o "$TMP/pyperf.data" -- "$PY" "$TMP/busy.py" 3 > /dev/null 2>&1 \
+		-o "$TMP/pyperf.data" -- "$PY" "$TOP/tests/workloads/python/pybusy.py" 3 > /dev/null 2>&1 \
 		|| fail "perf record python3.11"
 	perf script -i "$TMP/pyperf.data" > "$TMP/pyperf.txt" 2>/dev/null \
 		|| fail "perf script python3.11"
