@@ -83,9 +83,14 @@ struct {
 	__type(value, __u64);
 } jvmbuf_owner SEC(".maps");
 
-/* tgids to sample under ASGST_FILTER_PIDS */
+/*
+ * tgids to sample under ASGST_FILTER_PIDS. The hashes user space fills
+ * are not preallocated: zeroing 65536 entries up front was a third of the
+ * recorder's start-up, and they hold a handful.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u8);
@@ -94,6 +99,7 @@ struct {
 /* tgids that get a stack window (JVMs) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, __u8);
@@ -118,6 +124,7 @@ struct stack_range {
  * and a share of the entries per JVM */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, ASGST_JTHREADS_MAX);
 	__type(key, struct asgst_jthread_key);
 	__type(value, struct asgst_jthread);
@@ -133,6 +140,7 @@ volatile __u64 reader_pos = 0;
 /* JVMs whose virtual threads' frozen frames can be found, by tgid */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct asgst_jvm_cont);
@@ -141,6 +149,7 @@ struct {
 /* CPython processes whose frames are walked, by tgid (bpf/sampler.h) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, ASGST_PY_PROCS_MAX);
 	__type(key, __u32);
 	__type(value, struct asgst_py_proc);
@@ -370,12 +379,36 @@ static __always_inline void thread_lookups(struct thread_cache *c, __u32 tgid,
 }
 
 /*
+ * The task's cgroup v2 id, read again only when its css_set changed (it
+ * moved): two cold pointer loads fewer per sample. The css_set pointer
+ * comes from the program's start (task_css()), the rest through probe
+ * reads: the verifier checks each pointer load through a task's BTF
+ * pointer with a search of the kernel's BTF by name, on each path it
+ * takes there, a millisecond of start-up per few loads.
+ */
+static __always_inline void thread_cgroup(struct thread_cache *tc, __u64 css)
+{
+	if ((void *)css != tc->css_set) {
+		tc->cgroup_id = BPF_CORE_READ((struct css_set *)css, dfl_cgrp,
+					      kn, id);
+		tc->css_set = (void *)css;
+	}
+}
+
+/* the task's css_set, on the program's one path (see thread_cgroup()) */
+static __always_inline __u64 task_css(struct task_struct *task)
+{
+	return (__u64)task->cgroups;
+}
+
+/*
  * The thread's entry, made when missing, its lookups redone when older
  * than cache_gen. When there is no memory or the storage is busy, *tmp is
  * filled for this sample alone.
  */
 static __always_inline struct thread_cache *
-get_thread(struct task_struct *task, __u64 id, struct thread_cache *tmp)
+get_thread(struct task_struct *task, __u64 id, __u64 css,
+	   struct thread_cache *tmp)
 {
 	struct thread_cache *c;
 	__u32 gen = cache_gen;
@@ -385,6 +418,7 @@ get_thread(struct task_struct *task, __u64 id, struct thread_cache *tmp)
 	if (c && c->ns_tid) {
 		if (c->gen != gen)
 			thread_lookups(c, id >> 32, gen);
+		thread_cgroup(c, css);
 		return c;
 	}
 	if (!c) {
@@ -395,6 +429,7 @@ get_thread(struct task_struct *task, __u64 id, struct thread_cache *tmp)
 	c->ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
 	c->ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
 	thread_lookups(c, id >> 32, gen);
+	thread_cgroup(c, css);
 	return c;
 }
 
@@ -429,8 +464,11 @@ static __always_inline __u64 frames_top(struct task_struct *task, __u64 sp,
 	return end;
 }
 
-/* first unreadable page at or after sp's next page, up to lim */
-static __always_inline __u64 probe_pages(__u64 sp, __u64 lim)
+/*
+ * first unreadable page at or after sp's next page, up to lim. A global
+ * function: the verifier checks its loop once, not on every path to it.
+ */
+__noinline __u64 probe_pages(__u64 sp, __u64 lim)
 {
 	__u64 page = (sp & ~(PAGE_SZ - 1)) + PAGE_SZ;
 	__u8 tmp;
@@ -482,6 +520,36 @@ static __always_inline __u32 window_len(struct task_struct *task,
 		return end - sp;
 	}
 	return want;
+}
+
+#define WS_CUT		(1ull << 32)
+#define WS_HOLE		(1ull << 33)
+
+/*
+ * window_len() of the current task as a global function (checked once,
+ * not on each of its callers' paths): the length, WS_CUT and WS_HOLE.
+ * The globals take scalars alone: a pointer argument has the kernel look
+ * up the program's context type by name in its BTF at each call the
+ * verifier checks, a linear search that costs more than the inlining.
+ * The thread's cache entry is found again (a sample without one, no
+ * memory for it, has no stack range to keep).
+ */
+__noinline __u64 window_span(__u64 sp, __u64 want)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_cache none = {}, *tc;
+	bool cut, hole;
+	__u64 len;
+
+	if (want > ASGST_MAX_WINDOW)
+		return 0;
+	tc = bpf_task_storage_get(&thread_cache, task, NULL, 0);
+	if (!tc)
+		tc = &none;
+	/* no address computed from tc before the check (clang did so) */
+	barrier_var(tc);
+	len = window_len(task, tc, sp, want, &cut, &hole);
+	return len | (cut ? WS_CUT : 0) | (hole ? WS_HOLE : 0);
 }
 
 /* remember a hole so the next samples read up to it directly */
@@ -590,22 +658,6 @@ static __always_inline void read_jthread(struct asgst_sample_hdr *h,
 }
 
 /*
- * The task's cgroup v2 id, read again only when its css_set changed (it
- * moved): two cold pointer loads fewer per sample.
- */
-static __always_inline __u64 thread_cgroup(struct task_struct *task,
-					   struct thread_cache *tc)
-{
-	struct css_set *cs = task->cgroups;
-
-	if ((void *)cs != tc->css_set) {
-		tc->cgroup_id = cs->dfl_cgrp->kn->id;
-		tc->css_set = cs;
-	}
-	return tc->cgroup_id;
-}
-
-/*
  * Fill the header and the kernel stack into a record of at least REC_BASE
  * bytes (a ring reservation, or recbuf), and read the user registers. Returns the kernel stack's
  * bytes. kmode: the kernel was interrupted (or is switching the task out).
@@ -637,7 +689,7 @@ static __always_inline __u32 fill_head(void *ctx, void *rec,
 	 * helpers: a helper call is ~100 ns with this host's return-thunk
 	 * mitigations. comm is NUL-padded (set_task_comm).
 	 */
-	h->cgroup_id = thread_cgroup(task, tc);
+	h->cgroup_id = tc->cgroup_id;
 	*(__u64 *)&h->comm[0] = *(__u64 *)&task->comm[0];
 	*(__u64 *)&h->comm[8] = *(__u64 *)&task->comm[8];
 
@@ -770,6 +822,46 @@ static __always_inline void user_stack_window(void *rec, __u32 kbytes,
 	h->ustack_n = w.n;
 }
 
+/* where fill_window() puts a record together */
+enum rec_buf {
+	REC_RECBUF,	/* this CPU's recbuf (cpu samples) */
+	REC_JVMBUF,	/* this CPU's jvmbuf (JVM events) */
+	REC_RING,	/* a reservation of the ring */
+};
+
+/*
+ * This CPU's recbuf or jvmbuf record; NULL for jvmbuf when no JVM event is
+ * recorded (it has its size only then).
+ */
+static __always_inline void *rec_buf(__u32 which)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (which == REC_JVMBUF && (event_mask & ASGST_EVMASK_JVM))
+		return bpf_map_lookup_elem(&jvmbuf, &cpu);
+	if (which == REC_JVMBUF)
+		return NULL;
+	return bpf_map_lookup_elem(&recbuf, &cpu);
+}
+
+/*
+ * The walk over the window of this CPU's recbuf or jvmbuf record. A global
+ * function: the verifier checks the walk once, instead of once for each
+ * of the many states fill_window() reaches it in (a virtual thread's
+ * chunk or not, a Python thread or not, a cut or a hole in the window).
+ */
+__noinline int user_stack_buf(__u32 which, __u64 kbytes, __u64 wlen)
+{
+	void *rec = rec_buf(which);
+
+	/* 64-bit arguments: bounded here, with no zero-extension that
+	 * clang may apply to a copy the verifier did not see checked */
+	if (!rec || kbytes > KSTACK_BYTES || wlen > ASGST_MAX_WINDOW)
+		return -1;
+	user_stack_window(rec, kbytes, wlen);
+	return 0;
+}
+
 /*
  * A record without a window: the walk over a per-CPU copy of the top of
  * the stack (up to where the thread's frames end, at most SCRATCH_BYTES),
@@ -784,7 +876,6 @@ static __always_inline void user_stack_scratch(void *ctx, void *rec,
 	struct walk w;
 	__u32 zero = 0;
 	__u64 len = 0;
-	bool cut, hole;
 	void *buf;
 
 	barrier_var(kbytes);
@@ -795,7 +886,7 @@ static __always_inline void user_stack_scratch(void *ctx, void *rec,
 		user_stack_kernel(ctx, rec, kbytes);
 		return;
 	}
-	len = window_len(task, tc, h->sp, SCRATCH_BYTES, &cut, &hole);
+	len = (__u32)window_span(h->sp, SCRATCH_BYTES);
 	barrier_var(len);
 	if (len > SCRATCH_BYTES)
 		len = SCRATCH_BYTES;
@@ -980,6 +1071,25 @@ static __always_inline __u32 py_walk(struct asgst_sample_hdr *h,
 }
 
 /*
+ * py_walk() of the current thread into this CPU's recbuf record (cpu
+ * samples alone walk Python frames): global, as user_stack_buf()
+ */
+__noinline int py_walk_buf(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	void *rec = rec_buf(REC_RECBUF);
+	struct thread_cache *tc;
+	struct py_buf *pb;
+
+	/* its cache entry keeps where its thread state was found */
+	tc = bpf_task_storage_get(&thread_cache, task, NULL, 0);
+	if (!rec || !tc)
+		return 0;
+	return py_walk(rec, tc, tgid, &pb);
+}
+
+/*
  * The Python frames of a record at off, up to lim bytes of the record
  * (off and lim as the verifier sees them bounded by the callers).
  */
@@ -1087,6 +1197,21 @@ static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
 	h->chunk_end = end;
 }
 
+/* read_chunk() into this CPU's recbuf or jvmbuf record: global, as
+ * user_stack_buf() */
+__noinline int read_chunk_buf(__u32 which, __u64 coff)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	const struct asgst_jvm_cont *jc;
+	void *rec = rec_buf(which);
+
+	jc = bpf_map_lookup_elem(&jvm_conts, &tgid);
+	if (!rec || !jc)
+		return -1;
+	read_chunk(rec, rec, jc, coff);
+	return 0;
+}
+
 /*
  * The JavaThread words, the stack window and a virtual thread's frozen
  * frames into rec (a header filled, room for REC_BASE + window_size + 8
@@ -1094,17 +1219,18 @@ static __always_inline void read_chunk(struct asgst_sample_hdr *h, void *rec,
  */
 static __always_inline __u64 fill_window(void *rec, struct task_struct *task,
 					 struct thread_cache *tc, __u32 tgid,
-					 __u32 kbytes, bool own_buf, bool py)
+					 __u32 kbytes, enum rec_buf buf,
+					 bool py)
 {
 	struct asgst_sample_hdr *h = rec;
 	const struct asgst_jvm_cont *jc = NULL;
-	struct py_buf *pb = NULL;
-	__u32 want = window_size, pn = 0;
+	struct py_buf *pb;
+	__u32 want = window_size, pn = 0, zero = 0;
 	bool cut, hole;
-	__u64 len, size;
+	__u64 len, size, ws;
 
 	/* JVMs: the JavaThread words (thread state, anchor, continuation) */
-	read_jthread(h, tc, own_buf);
+	read_jthread(h, tc, buf != REC_RECBUF);
 	h->window_off = REC_BASE;
 	/* a virtual thread mounted: room for its frozen frames too */
 	if (h->jt_cont_entry && window_size >= 2 * ASGST_CHUNK_BYTES &&
@@ -1112,10 +1238,13 @@ static __always_inline __u64 fill_window(void *rec, struct task_struct *task,
 		want = window_size - ASGST_CHUNK_BYTES;
 	/* a CPython thread: room for its frames after the window */
 	if (py && !jc && tc->py && window_size >= 2 * ASGST_PY_BYTES) {
-		pn = py_walk(h, tc, tgid, &pb);
+		pn = py_walk_buf();
 		want = window_size - ASGST_PY_BYTES;
 	}
-	len = window_len(task, tc, h->sp, want, &cut, &hole);
+	ws = window_span(h->sp, want);
+	len = (__u32)ws;
+	cut = ws & WS_CUT;
+	hole = ws & WS_HOLE;
 	/* keep the bound where the verifier sees it, clang may fold it */
 	barrier_var(len);
 	if (len > want)
@@ -1148,18 +1277,25 @@ static __always_inline __u64 fill_window(void *rec, struct task_struct *task,
 	} else {
 		h->flags |= ASGST_SF_WINDOW_ERR;
 	}
-	user_stack_window(rec, kbytes, len);
+	if (buf == REC_RING)
+		user_stack_window(rec, kbytes, len);
+	else
+		user_stack_buf(buf, kbytes, len);
 	/* the frozen frames right after the window (it left room) */
 	size = REC_BASE + ((len + 7) & ~7ull);
 	if (jc) {
-		read_chunk(h, rec, jc, size);
+		if (buf == REC_RING)
+			read_chunk(h, rec, jc, size);
+		else
+			read_chunk_buf(buf, size);
 		if (h->chunk_len)
 			size = h->chunk_off + h->chunk_len;
 	}
-	if (pn && pb) {
+	if (pn) {
 		size = (size + 7) & ~7ull;
 		barrier_var(size);
-		if (size <= REC_BASE + window_size + 8 - ASGST_PY_BYTES) {
+		if (size <= REC_BASE + window_size + 8 - ASGST_PY_BYTES &&
+		    (pb = bpf_map_lookup_elem(&pybuf, &zero))) {
 			py_put(h, rec, pb, pn, size, ASGST_PY_BYTES);
 			size += (__u64)h->py_n * sizeof(struct asgst_py_frame);
 		}
@@ -1176,12 +1312,11 @@ static __always_inline __u64 fill_window(void *rec, struct task_struct *task,
  */
 static __always_inline bool record(void *ctx, struct task_struct *task,
 				   __u64 id, struct thread_cache *tc,
-				   bool kmode, __u32 event, __u32 xflags,
-				   __u64 now)
+				   bool user, bool kmode, __u32 event,
+				   __u32 xflags, __u64 now)
 {
 	struct asgst_sample_hdr *h;
 	__u32 tgid = id >> 32, kbytes, cpu;
-	bool user = task->mm != NULL;
 	void *rec;
 
 	if (!window_size || !tc->window || !user) {
@@ -1205,8 +1340,8 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 	kbytes = fill_head(ctx, rec, task, id, tc, true, kmode, event, now);
 	h = rec;
 	h->flags |= ASGST_SF_WINDOW_WANTED | xflags;
-	return output(rec, fill_window(rec, task, tc, tgid, kbytes, false,
-				       true));
+	return output(rec, fill_window(rec, task, tc, tgid, kbytes,
+				       REC_RECBUF, true));
 }
 
 SEC("perf_event")
@@ -1215,19 +1350,23 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct thread_cache tmp, *tc;
 	__u64 id = bpf_get_current_pid_tgid();
-	__u64 cs;
+	__u64 cs, css;
+	bool user;
 
 	if ((__u32)id == 0) {
 		stat_inc(ASGST_STAT_IDLE);
 		return 0;
 	}
 	task = bpf_get_current_task_btf();
+	/* here, on the one path: see thread_cgroup() */
+	user = task->mm != NULL;
+	css = task_css(task);
 	if (filter_mode == ASGST_FILTER_CGROUP && !in_cgroup()) {
 		stat_inc(ASGST_STAT_FILTERED);
 		return 0;
 	}
 	/* -p, -- CMD: the entry says whether it is a target */
-	tc = get_thread(task, id, &tmp);
+	tc = get_thread(task, id, css, &tmp);
 	if (!tc->target) {
 		stat_inc(ASGST_STAT_FILTERED);
 		return 0;
@@ -1238,7 +1377,7 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
 	 */
 	cs = *(volatile __u64 *)((void *)&ctx->regs +
 				 __builtin_offsetof(struct pt_regs, cs));
-	if (record(ctx, task, id, tc, (cs & 3) != 3, ASGST_EV_CPU, 0,
+	if (record(ctx, task, id, tc, user, (cs & 3) != 3, ASGST_EV_CPU, 0,
 		   bpf_ktime_get_ns()))
 		stat_inc(ASGST_STAT_SAMPLES);
 	else
@@ -1389,7 +1528,7 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 		return 0;
 	if (filter_mode == ASGST_FILTER_CGROUP && !in_cgroup())
 		return 0;
-	tc = get_thread(prev, id, &tmp);
+	tc = get_thread(prev, id, task_css(prev), &tmp);
 	if (!tc->target)
 		return 0;
 	stat_inc(ASGST_STAT_OFFCPU_SWITCHES);
@@ -1441,7 +1580,7 @@ int BPF_PROG(asgst_switch, bool preempt, struct task_struct *prev,
 	 */
 	state = switch_prev_state ? (__u32)ctx[3] :
 				    BPF_CORE_READ(prev, __state);
-	if (!record(ctx, prev, id, tc, true, ASGST_EV_OFFCPU,
+	if (!record(ctx, prev, id, tc, true, true, ASGST_EV_OFFCPU,
 		    (preempt || !state ? ASGST_SF_PREEMPTED : 0) |
 		    (__u32)every << ASGST_SF_EVERY_SHIFT, now)) {
 		stat_inc(ASGST_STAT_OFFCPU_LOST);
@@ -1530,7 +1669,7 @@ static __always_inline void jvm_ev_head(struct asgst_sample_hdr *h,
 static __always_inline __u64 jvm_ev_fill(void *rec, struct pt_regs *ctx,
 					 struct task_struct *task, __u64 id,
 					 struct thread_cache *tc, __u32 event,
-					 __u64 now)
+					 __u64 now, enum rec_buf buf)
 {
 	struct asgst_sample_hdr *h = rec;
 	__u32 kbytes;
@@ -1538,7 +1677,7 @@ static __always_inline __u64 jvm_ev_fill(void *rec, struct pt_regs *ctx,
 	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
 	h->flags |= ASGST_SF_WINDOW_WANTED;
 	jvm_ev_head(h, ctx);
-	return fill_window(rec, task, tc, id >> 32, kbytes, true, false);
+	return fill_window(rec, task, tc, id >> 32, kbytes, buf, false);
 }
 
 /* ... in a reservation of the ring at its full size; false: ring full */
@@ -1552,7 +1691,7 @@ static __always_inline bool jvm_ev_window(struct pt_regs *ctx,
 	rec = bpf_ringbuf_reserve(&events, REC_BASE + window_size + 8, 0);
 	if (!rec)
 		return false;
-	jvm_ev_fill(rec, ctx, task, id, tc, event, now);
+	jvm_ev_fill(rec, ctx, task, id, tc, event, now, REC_RING);
 	submit(rec);
 	return true;
 }
@@ -1577,7 +1716,7 @@ static __always_inline int jvm_ev_buffered(struct pt_regs *ctx,
 	rec = bpf_map_lookup_elem(&jvmbuf, &cpu);
 	if (!own || !rec || __sync_val_compare_and_swap(own, 0, 1) != 0)
 		return -1;
-	size = jvm_ev_fill(rec, ctx, task, id, tc, event, now);
+	size = jvm_ev_fill(rec, ctx, task, id, tc, event, now, REC_JVMBUF);
 	ok = output(rec, size);
 	__sync_fetch_and_and(own, 0);
 	return ok;
@@ -1626,7 +1765,7 @@ int asgst_jvm_event(struct pt_regs *ctx)
 	task = bpf_get_current_task_btf();
 	if (filter_mode == ASGST_FILTER_CGROUP && !in_cgroup())
 		return 0;
-	tc = get_thread(task, id, &tmp);
+	tc = get_thread(task, id, task_css(task), &tmp);
 	if (!tc->target)
 		return 0;
 	now = bpf_ktime_get_ns();

@@ -11,8 +11,12 @@
 #   churn   record -a --no-attach (the JVMs of others on the host are left
 #           alone) while churn starts 50 processes a second (each a new
 #           exec: new maps and modules, a process to drop once it exits)
-#   base    (BENCH_BASE=/path/to/another/asgst-bpf) the JVM run with that
+#   base    (BENCH_BASE=/path/to/another/asgst-bpf, or BENCH_BASE_REF=a git
+#           ref of this repository, built here) the JVM run with that
 #           binary, for a before/after in the same run
+# The JVM's figures are printed beside their targets: recorder <= 2.5 us a
+# sample, decode <= 1.5 us, in-kernel <= 1 us, start-up <= 50 ms of CPU
+# before the first sample (startup_cpu_ns).
 # Then every CPU busy and the whole host recorded for ALL_SECS (30): the
 # samples lost, if any
 # Then the replay of a raw recording of the JVM (report -i, its whole CPU a
@@ -26,7 +30,10 @@ A="$BUILD/asgst-bpf"
 WL="$BUILD/workloads"
 BASE=${BENCH_BASE:-}
 T=$(mktemp -d /tmp/asgst-bench-live.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$T"' EXIT
+cleanup_base() {
+	[ -d "$T/base-src" ] && git -C "$TOP" worktree remove --force "$T/base-src"
+}
+trap 'kill $(jobs -p) 2>/dev/null; cleanup_base; rm -rf "$T"' EXIT
 ROUNDS=${ROUNDS:-3}
 SECS=${LIVE_SECS:-15}
 [ "${BENCH_QUICK:-}" = 1 ] && { ROUNDS=1; SECS=6; }
@@ -41,7 +48,7 @@ spread() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "%s-%s",
 summary() { sed -n "s/^asgst-bpf: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 \2/p" "$1" | tail -n 1; }
 
 # one run of configuration $1 ($2: the binary), its figures appended
-FIELDS="recorder_cpu_ns_per_sample steady_cpu_ns_per_sample decode_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample"
+FIELDS="recorder_cpu_ns_per_sample steady_cpu_ns_per_sample decode_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample startup_cpu_ns"
 one() {
 	c=$1; bin=$2; shift 2
 	"$bin" record -q --stats -F 999 -d "$SECS" -o "$T/$c.json" "$@" \
@@ -62,6 +69,14 @@ one() {
 	eval "${c}_fixed=\"\${${c}_fixed:-} $v\"; ${c}_out=\"\${${c}_out:-} $((o / 1000000))\""
 }
 
+# the tree before, built from a git ref, when asked for
+if [ -z "$BASE" ] && [ -n "${BENCH_BASE_REF:-}" ]; then
+	git -C "$TOP" worktree add -q --detach "$T/base-src" "$BENCH_BASE_REF" &&
+		make -C "$T/base-src" -j"$(nproc)" BUILD="$T/base-build" all \
+			> "$T/base-build.log" 2>&1 &&
+		BASE="$T/base-build/asgst-bpf" ||
+		echo "  base: building $BENCH_BASE_REF failed (see $T/base-build.log)"
+fi
 jpid=""
 if [ -x "$JAVA" ] && [ -d "$WL/classes" ]; then
 	"$JAVA" -cp "$WL/classes" Chain $((ROUNDS * (SECS + 4) * 4 + 60)) \
@@ -109,10 +124,26 @@ fig() { eval "v=\"\$${1}_$2\""; echo "$(echo $v | med) ($(echo $v | spread))"; }
 figm() { eval "v=\"\$${1}_$2\""; echo $v | med; }
 for c in $CONFS; do
 	echo "  $c: samples $(fig $c samples), lost $(fig $c lost)"
-	echo "    recorder CPU ns/sample: whole run $(fig $c recorder_cpu_ns_per_sample), steady $(fig $c steady_cpu_ns_per_sample); start-up $(fig $c fixed) ms, writing the outputs $(fig $c out) ms"
+	echo "    recorder CPU ns/sample: whole run $(fig $c recorder_cpu_ns_per_sample), steady $(fig $c steady_cpu_ns_per_sample); start-up (CPU before the first sample) $(fig $c startup_cpu_ns) ns; the run beyond its samples $(fig $c fixed) ms, writing the outputs $(fig $c out) ms"
 	echo "    decode CPU ns/sample: whole run $(fig $c decode_cpu_ns_per_sample), steady $(fig $c steady_decode_cpu_ns_per_sample)"
 	echo "    in-kernel ns/sample: $(fig $c bpf_ns_per_sample)"
 done
+# a figure of the JVM runs beside its target and the tree before's
+tfig() {
+	v=$(figm jvm $1); b=""
+	[ -n "$BASE" ] && [ -n "$jpid" ] && b=$(figm base $1)
+	printf "    %-34s %8s (target %s%s)\n" "$2" "$(awk -v v="$v" -v d="$3" \
+		'BEGIN { if (v == "") print "n/a"; else printf "%.2f", v / d }')" \
+		"$4" "$([ -n "$b" ] && awk -v v="$b" -v d="$3" \
+		'BEGIN { printf "; the tree before: %.2f", v / d }')"
+}
+if [ -n "$jpid" ]; then
+	echo "  jvm against the targets (medians):"
+	tfig steady_cpu_ns_per_sample "recorder CPU a sample, us" 1000 "<= 2.5"
+	tfig steady_decode_cpu_ns_per_sample "decode CPU a sample, us" 1000 "<= 1.5"
+	tfig bpf_ns_per_sample "in-kernel a sample, us" 1000 "<= 1.0"
+	tfig startup_cpu_ns "start-up CPU, ms" 1000000 "<= 50"
+fi
 for c in $CONFS; do
 	[ $c = native ] && continue
 	printf "  %s / native (baseline 1.00):" $c

@@ -24,6 +24,7 @@
 #include "capture/ring.h"
 #include "util/err.h"
 #include "sampler.skel.h"
+#include "util/clock.h"
 
 #define DEFAULT_RINGBUF_MB	32
 #define MAX_RINGBUF_MB		1024
@@ -50,6 +51,7 @@ struct capture {
 	/* JVM events: the uprobes on the agents' probe, one a file */
 	struct bpf_link **probes;
 	size_t nprobes, probes_cap;
+	uint64_t load_cpu_ns;		/* loading the sampler (verification) */
 };
 
 /*
@@ -431,11 +433,11 @@ static int open_sampler(struct capture *c, const struct capture_opts *o,
 		bpf_program__set_autoload(skel->progs.asgst_fork, false);
 	if (!(events & ASGST_EVMASK_OFFCPU))
 		bpf_program__set_autoload(skel->progs.asgst_switch, false);
+	else
+		skel->rodata->switch_prev_state = switch_has_prev_state();
 	/* not even verified when no JVM event is asked for */
 	if (!(events & ASGST_EVMASK_JVM))
 		bpf_program__set_autoload(skel->progs.asgst_jvm_event, false);
-	else
-		skel->rodata->switch_prev_state = switch_has_prev_state();
 	return 0;
 }
 
@@ -445,12 +447,18 @@ static int load_sampler(struct capture *c, const struct capture_opts *o,
 			char *err, size_t errlen)
 {
 	struct sampler_bpf *skel = c->skel;
+	uint64_t t0;
 	int ret;
 
+	t0 = clock__cpu_ns(CLOCK_THREAD_CPUTIME_ID);
 	ret = sampler_bpf__load(skel);
+	c->load_cpu_ns = clock__cpu_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	if (ret) {
 		char path[PATH_MAX];
 
+		/* a kernel too old: the feature it lacks, in one line */
+		if (kernel_features__check(kfeat_needs(o), err, errlen))
+			return -ENOTSUP;
 		if (!bpf_log__keep(path, sizeof(path)))
 			return err__set(err, errlen, ret,
 					"loading the BPF program failed (%s): the kernel refused it; its verifier log is in %s",
@@ -468,6 +476,8 @@ static int load_sampler(struct capture *c, const struct capture_opts *o,
 	}
 	if (follows(o) || (event_mask(o) & ASGST_EVMASK_OFFCPU)) {
 		ret = sampler_bpf__attach(skel);
+		if (ret && kernel_features__check(kfeat_needs(o), err, errlen))
+			return -ENOTSUP;
 		if (ret)
 			return err__set(err, errlen, ret,
 					"attaching the %s tracepoint: %s",
@@ -498,8 +508,13 @@ int capture__open(struct capture **out, const struct capture_opts *o,
 	libbpf_set_print(libbpf_print);
 	/* not needed on 6.x (memcg accounting), harmless */
 	setrlimit(RLIMIT_MEMLOCK, &rl);
-	/* a kernel too old for the sampler: one line naming what it lacks */
-	ret = kernel_features__check(kfeat_needs(o), err, errlen);
+	/*
+	 * A kernel too old for the sampler: one line naming what it lacks.
+	 * Its files here; its helpers, maps and BTF types when the load or
+	 * the attach fails (each probe a program or a map of its own, the
+	 * BTF read whole: milliseconds a kernel that loads it need not pay)
+	 */
+	ret = kernel_features__check_files(kfeat_needs(o), err, errlen);
 	if (ret)
 		return ret;
 
@@ -783,6 +798,28 @@ int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
 	if (!c)
 		return -EINVAL;
 	return prog_stats(c->skel->progs.asgst_sample, run_time_ns, run_cnt);
+}
+
+int capture__load_stats(struct capture *c, uint64_t *load_cpu_ns,
+			uint64_t *verified_insns)
+{
+	struct bpf_program *prog;
+
+	*load_cpu_ns = 0;
+	*verified_insns = 0;
+	if (!c)
+		return -EINVAL;
+	*load_cpu_ns = c->load_cpu_ns;
+	bpf_object__for_each_program(prog, c->skel->obj) {
+		struct bpf_prog_info info = {};
+		uint32_t len = sizeof(info);
+
+		if (bpf_program__fd(prog) < 0 ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			continue;
+		*verified_insns += info.verified_insns;
+	}
+	return 0;
 }
 
 int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,

@@ -83,6 +83,10 @@ int capture__stats(struct capture *c, uint64_t out[ASGST_STAT_MAX]);
 /* bpf_stats of the perf-event program: run time and count (0 if off) */
 int capture__prog_stats(struct capture *c, uint64_t *run_time_ns,
 			uint64_t *run_cnt);
+/* the CPU time the sampler's load took (the kernel's verifier, most of
+ * it) and the instructions the verifier processed, all programs */
+int capture__load_stats(struct capture *c, uint64_t *load_cpu_ns,
+			uint64_t *verified_insns);
 /* the same for the sched_switch (off-CPU) program */
 int capture__offcpu_stats(struct capture *c, uint64_t *run_time_ns,
 			  uint64_t *run_cnt);

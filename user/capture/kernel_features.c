@@ -121,6 +121,31 @@ static int has_file(const char *path)
 	return access(path, R_OK) == 0 ? 1 : errno == ENOENT ? 0 : -errno;
 }
 
+static int assume_present(int id)
+{
+	(void)id;
+	return 1;
+}
+
+static int assume_type(const char *name)
+{
+	(void)name;
+	return 1;
+}
+
+static int check(const struct kfeat_ops *ops, uint32_t needs, char *err,
+		 size_t errlen)
+{
+	const struct kfeat *f = kernel_features__first_missing(ops, needs);
+	struct utsname u;
+
+	if (!f)
+		return 0;
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "?");
+	return kernel_features__describe(f, u.release, err, errlen);
+}
+
 int kernel_features__check(uint32_t needs, char *err, size_t errlen)
 {
 	static const struct kfeat_ops ops = {
@@ -129,12 +154,18 @@ int kernel_features__check(uint32_t needs, char *err, size_t errlen)
 		.helper = lb_helper,
 		.file = has_file,
 	};
-	const struct kfeat *f = kernel_features__first_missing(&ops, needs);
-	struct utsname u;
 
-	if (!f)
-		return 0;
-	if (uname(&u))
-		snprintf(u.release, sizeof(u.release), "?");
-	return kernel_features__describe(f, u.release, err, errlen);
+	return check(&ops, needs, err, errlen);
+}
+
+int kernel_features__check_files(uint32_t needs, char *err, size_t errlen)
+{
+	static const struct kfeat_ops ops = {
+		.map = assume_present,
+		.btf = assume_type,
+		.helper = assume_present,
+		.file = has_file,
+	};
+
+	return check(&ops, needs, err, errlen);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What the sampler needs of the running kernel, probed before it is
- * loaded, so a kernel without one is told in one line that names it (and
- * the Linux version that brought it) instead of by a verifier log.
+ * What the sampler needs of the running kernel, so a kernel without one is
+ * told in one line that names it (and the Linux version that brought it)
+ * instead of by a verifier log: its files before the load, the rest
+ * probed when the load or the attach fails.
  * docs/kernels.md lists the same, with what falls back where.
  */
 #ifndef ASGST_KERNEL_FEATURES_H
@@ -62,5 +63,8 @@ int kernel_features__describe(const struct kfeat *f, const char *release,
  * one line in err.
  */
 int kernel_features__check(uint32_t needs, char *err, size_t errlen);
+/* the same for the files alone (access(2)), every other feature taken as
+ * present */
+int kernel_features__check_files(uint32_t needs, char *err, size_t errlen);
 
 #endif

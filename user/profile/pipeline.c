@@ -23,6 +23,7 @@
 #include "python/py_proc.h"
 #include "symbols/symbolize.h"
 #include "trace.h"
+#include "util/clock.h"
 #include "util/strtab.h"
 
 #define DEFAULT_DELAY_NS	(400ull * 1000 * 1000)
@@ -907,15 +908,6 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 	}
 }
 
-static uint64_t cpu_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	if (clock_gettime(clk, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * What the live decode costs is CPU time, not wall time: on a busy host
  * the recorder waits for a CPU inside a batch as long as it works in it.
@@ -927,11 +919,11 @@ static uint64_t cpu_ns(clockid_t clk)
 
 void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 {
-	uint64_t t0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), t1;
+	uint64_t t0 = clock__cpu_ns(CLOCK_THREAD_CPUTIME_ID), t1;
 	uint64_t decoded = pl->stats.decoded;
 
 	process(pl, now_ns, flush);
-	t1 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+	t1 = clock__cpu_ns(CLOCK_THREAD_CPUTIME_ID);
 	pl->stats.decode_cpu_ns += t1 > t0 ? t1 - t0 : 0;
 	if (pl->opts.offline || pl->stats.warm_cpu_ns)
 		return;
@@ -941,7 +933,7 @@ void pipeline__process(struct pipeline *pl, uint64_t now_ns, bool flush)
 		if (pl->stats.decoded != decoded)
 			pl->first_batch_ns = now_ns;
 	} else if (now_ns >= pl->first_batch_ns + WARM_NS) {
-		pl->stats.warm_cpu_ns = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+		pl->stats.warm_cpu_ns = clock__cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 		pl->stats.warm_records = pl->stats.records;
 		pl->stats.warm_decode_cpu_ns = pl->stats.decode_cpu_ns;
 		pl->stats.warm_decoded = pl->stats.decoded;
@@ -956,7 +948,7 @@ void pipeline__finish(struct pipeline *pl, uint64_t end_ns)
 	pipeline__process(pl, 0, true);
 	pipeline__settle(pl, pl->opts.settle_ns, true);
 	/* the steady state ends here: writing the outputs is not a sample's */
-	pl->stats.finish_cpu_ns = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+	pl->stats.finish_cpu_ns = clock__cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 void pipeline__symbolizer_stats(const struct pipeline *pl,

@@ -918,14 +918,12 @@ static void procs_trim_queue(struct pipeline *pl)
 	malloc_trim(0);
 }
 
+/* each batch: counters only (symbolizer__stats walks every module) */
 static void procs_fill_stats(struct pipeline *pl)
 {
-	struct symbolizer_stats ss;
-
-	symbolizer__stats(pl->sz, &ss);
 	pl->stats.procs_live = pl->procs_n + pl->retired_n;
-	pl->stats.sym_procs = ss.procs;
-	pl->stats.sym_modules = ss.modules;
+	pl->stats.sym_procs = symbolizer__nprocs(pl->sz);
+	pl->stats.sym_modules = symbolizer__nmodules(pl->sz);
 	pl->stats.map_errors = capture__map_errors(pl->cap);
 	pl->stats.strtab_bytes = strtab__bytes(pl->st);
 }

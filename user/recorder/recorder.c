@@ -184,6 +184,7 @@ static int start(struct recorder *r)
 		return 1;
 	}
 	r->started = true;
+	r->startup_cpu_ns = clock__cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 	if (r->o.stop_on_signals && r->o.stop) {
 		struct sigaction sa = { .sa_handler = on_signal };
 

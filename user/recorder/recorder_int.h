@@ -58,6 +58,7 @@ struct recorder {
 	bool started;		/* sampling started */
 	bool stopped;		/* recorder__stop done */
 	uint64_t t0;		/* sampling started */
+	uint64_t startup_cpu_ns;	/* the process's CPU time then */
 	uint64_t last_status;
 	uint64_t decode_ns;	/* for --stats */
 	uint64_t st[ASGST_STAT_MAX];	/* the sampler's, last read */

@@ -102,11 +102,13 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 {
 	struct capture *c = r->ops->capture(r->cap);
 	uint64_t run_ns = 0, run_cnt = 0, decode_ns = r->decode_ns;
+	uint64_t load_ns = 0, vinsns = 0;
 	struct jthreads_stats jts;
 	struct rusage ru;
 
 	jthreads__stats(NULL, &jts);
 	capture__prog_stats(c, &run_ns, &run_cnt);
+	capture__load_stats(c, &load_ns, &vinsns);
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "stats: bpf_run_ns=%llu bpf_run_cnt=%llu "
 		"bpf_ns_per_sample=%.0f decoded=%llu decode_ns_per_sample=%.0f "
@@ -125,6 +127,12 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 		(unsigned long long)ps->attach_unheld,
 		(unsigned long long)ps->attach_deferred);
 	print_cpu_stats(ps);
+	/* what sampling cost before its first sample: the recorder's CPU
+	 * until the sampler was on, and the share of it the load took */
+	fprintf(stderr, "stats: startup_cpu_ns=%llu bpf_load_cpu_ns=%llu "
+		"bpf_verified_insns=%llu\n",
+		(unsigned long long)r->startup_cpu_ns,
+		(unsigned long long)load_ns, (unsigned long long)vinsns);
 	/* CPython processes (docs/decoding.md, Python frames) */
 	fprintf(stderr, "stats: py_procs=%llu py_samples=%llu "
 		"py_unnamed=%llu\n", (unsigned long long)ps->py_procs,

@@ -306,6 +306,11 @@ size_t symbolizer__nmodules(const struct symbolizer *sz)
 	return sz ? sz->nmodules : 0;
 }
 
+size_t symbolizer__nprocs(const struct symbolizer *sz)
+{
+	return sz ? sz->stats.procs : 0;
+}
+
 static uint32_t hash64(uint64_t x)
 {
 	x ^= x >> 33;

@@ -164,6 +164,8 @@ int symbolizer__set_debug_root(struct symbolizer *sz, const char *dir);
 int symbolizer__set_kallsyms_path(struct symbolizer *sz, const char *path);
 /* distinct modules loaded so far (memory figures, tests) */
 size_t symbolizer__nmodules(const struct symbolizer *sz);
+/* processes with cached maps now */
+size_t symbolizer__nprocs(const struct symbolizer *sz);
 
 /* how module files were reached (summary lines, tests) */
 struct symbolizer_stats {

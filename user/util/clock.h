@@ -25,4 +25,15 @@ static inline uint64_t clock__mono_ms(void)
 	return clock__mono_ns() / 1000000ull;
 }
 
+/* a CPU-time clock (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID)
+ * in nanoseconds; 0 if it cannot be read */
+static inline uint64_t clock__cpu_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 #endif /* ASGST_CLOCK_H */
