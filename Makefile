@@ -49,7 +49,7 @@ SANFLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 CFLAGS_SAN	:= $(CFLAGS_BASE) -O1 $(SANFLAGS)
 FUZZFLAGS	:= -fsanitize=fuzzer-no-link,address,undefined \
 		   -fno-sanitize-recover=all -fno-omit-frame-pointer
-LDLIBS		:= -lbpf -ldw -ldebuginfod -lelf -lz -lcurl -lstdc++ -lpthread
+LDLIBS		:= -lbpf -ldw -lelf -lz -lstdc++ -lpthread -ldl
 # unit tests only: json-c parses the JSON writer's output back
 TEST_LDLIBS	:= -ljson-c
 

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
 
+#include "push/curl_lib.h"
 #include "push/push.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -69,15 +69,6 @@ struct answer {
 	char buf[ANSWER_KEEP];
 	size_t len;
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	/* once for the process: libcurl's global state is never torn down */
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static void item__free(struct push_item *it)
 {
@@ -184,7 +175,7 @@ static int transfer_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 }
 
 /*
- * curl_easy_perform() on our multi handle: its poll is woken by
+ * curl_lib.easy_perform() on our multi handle: its poll is woken by
  * pusher__end() and waits no later than the deadline, so the end is not
  * held for the second curl may otherwise sleep between progress calls.
  */
@@ -194,12 +185,12 @@ static CURLcode perform_bounded(struct pusher *p, CURL *c)
 	struct CURLMsg *msg;
 	int running = 1, left;
 
-	if (curl_multi_add_handle(p->multi, c) != CURLM_OK)
+	if (curl_lib.multi_add_handle(p->multi, c) != CURLM_OK)
 		return CURLE_OUT_OF_MEMORY;
 	for (;;) {
 		uint64_t now, wait = 1000;
 
-		if (curl_multi_perform(p->multi, &running) != CURLM_OK) {
+		if (curl_lib.multi_perform(p->multi, &running) != CURLM_OK) {
 			rc = CURLE_OUT_OF_MEMORY;
 			goto cleanup;
 		}
@@ -213,17 +204,17 @@ static CURLcode perform_bounded(struct pusher *p, CURL *c)
 			now = clock__mono_ms();
 			wait = now >= d ? 0 : d - now < wait ? d - now : wait;
 		}
-		if (curl_multi_poll(p->multi, NULL, 0, (int)wait, NULL) != CURLM_OK) {
+		if (curl_lib.multi_poll(p->multi, NULL, 0, (int)wait, NULL) != CURLM_OK) {
 			rc = CURLE_OUT_OF_MEMORY;
 			goto cleanup;
 		}
 	}
 	rc = CURLE_RECV_ERROR;	/* no message: should not happen */
-	while ((msg = curl_multi_info_read(p->multi, &left)))
+	while ((msg = curl_lib.multi_info_read(p->multi, &left)))
 		if (msg->msg == CURLMSG_DONE && msg->easy_handle == c)
 			rc = msg->data.result;
 cleanup:
-	curl_multi_remove_handle(p->multi, c);
+	curl_lib.multi_remove_handle(p->multi, c);
 	return rc;
 }
 
@@ -258,8 +249,8 @@ static char *ingest_url(struct pusher *p, CURL *c, const struct push_profile *pp
 {
 	char *name = NULL, *spy = NULL, *url = NULL;
 
-	name = curl_easy_escape(c, pp->name ? pp->name : "", 0);
-	spy = curl_easy_escape(c, pp->spy_name ? pp->spy_name : "", 0);
+	name = curl_lib.easy_escape(c, pp->name ? pp->name : "", 0);
+	spy = curl_lib.easy_escape(c, pp->spy_name ? pp->spy_name : "", 0);
 	if (!name || !spy)
 		goto cleanup;
 	if (asprintf(&url, "%s?name=%s&from=%llu&until=%llu&format=pprof&sampleRate=%u&spyName=%s",
@@ -267,8 +258,8 @@ static char *ingest_url(struct pusher *p, CURL *c, const struct push_profile *pp
 		     (unsigned long long)pp->until_s, pp->sample_rate, spy) < 0)
 		url = NULL;
 cleanup:
-	curl_free(spy);
-	curl_free(name);
+	curl_lib.free(spy);
+	curl_lib.free(name);
 	return url;
 }
 
@@ -292,7 +283,7 @@ static enum send_result send_one(struct pusher *p, CURL *c,
 
 	*retry_after = -1;
 	/* the handle is kept for its connection, not its options */
-	curl_easy_reset(c);
+	curl_lib.easy_reset(c);
 	ans = calloc(1, sizeof(*ans));
 	url = ingest_url(p, c, pp);
 	if (!ans || !url)
@@ -308,26 +299,26 @@ static enum send_result send_one(struct pusher *p, CURL *c,
 			timeout = atomic_load(&p->deadline_ms) - now;
 	}
 
-	mime = curl_mime_init(c);
+	mime = curl_lib.mime_init(c);
 	if (!mime)
 		goto oom;
-	part = curl_mime_addpart(mime);
-	if (!part || curl_mime_name(part, "profile") ||
-	    curl_mime_filename(part, "profile.pprof") ||
-	    curl_mime_type(part, "application/octet-stream") ||
-	    curl_mime_data(part, pp->pprof ? pp->pprof : "", pp->pprof_len))
+	part = curl_lib.mime_addpart(mime);
+	if (!part || curl_lib.mime_name(part, "profile") ||
+	    curl_lib.mime_filename(part, "profile.pprof") ||
+	    curl_lib.mime_type(part, "application/octet-stream") ||
+	    curl_lib.mime_data(part, pp->pprof ? pp->pprof : "", pp->pprof_len))
 		goto oom;
 	if (pp->sample_type_config) {
-		part = curl_mime_addpart(mime);
-		if (!part || curl_mime_name(part, "sample_type_config") ||
-		    curl_mime_filename(part, "sample_type_config.json") ||
-		    curl_mime_type(part, "application/json") ||
-		    curl_mime_data(part, pp->sample_type_config, CURL_ZERO_TERMINATED))
+		part = curl_lib.mime_addpart(mime);
+		if (!part || curl_lib.mime_name(part, "sample_type_config") ||
+		    curl_lib.mime_filename(part, "sample_type_config.json") ||
+		    curl_lib.mime_type(part, "application/json") ||
+		    curl_lib.mime_data(part, pp->sample_type_config, CURL_ZERO_TERMINATED))
 			goto oom;
 	}
 
 	/* no "Expect: 100-continue": it costs a round trip, or a second */
-	h = curl_slist_append(hdrs, "Expect:");
+	h = curl_lib.slist_append(hdrs, "Expect:");
 	if (!h)
 		goto oom;
 	hdrs = h;
@@ -336,36 +327,36 @@ static enum send_result send_one(struct pusher *p, CURL *c,
 			tenant_hdr = NULL;
 			goto oom;
 		}
-		h = curl_slist_append(hdrs, tenant_hdr);
+		h = curl_lib.slist_append(hdrs, tenant_hdr);
 		if (!h)
 			goto oom;
 		hdrs = h;
 	}
 
-	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_lib.easy_setopt(c, CURLOPT_URL, url);
 	/* root: http(s) only, never redirected elsewhere, no signals */
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "asgst-bpf/" ASGST_VERSION);
-	curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, answer_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, ans);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, transfer_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
+	curl_lib.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_lib.easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_lib.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_lib.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_lib.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout);
+	curl_lib.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout);
+	curl_lib.easy_setopt(c, CURLOPT_USERAGENT, "asgst-bpf/" ASGST_VERSION);
+	curl_lib.easy_setopt(c, CURLOPT_MIMEPOST, mime);
+	curl_lib.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_lib.easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
+	curl_lib.easy_setopt(c, CURLOPT_WRITEFUNCTION, answer_write);
+	curl_lib.easy_setopt(c, CURLOPT_WRITEDATA, ans);
+	curl_lib.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_lib.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, transfer_progress);
+	curl_lib.easy_setopt(c, CURLOPT_XFERINFODATA, p);
 	if (p->auth.token) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
-		curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, p->auth.token);
+		curl_lib.easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+		curl_lib.easy_setopt(c, CURLOPT_XOAUTH2_BEARER, p->auth.token);
 	} else if (p->auth.user) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(c, CURLOPT_USERNAME, p->auth.user);
-		curl_easy_setopt(c, CURLOPT_PASSWORD,
+		curl_lib.easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_lib.easy_setopt(c, CURLOPT_USERNAME, p->auth.user);
+		curl_lib.easy_setopt(c, CURLOPT_PASSWORD,
 				 p->auth.password ? p->auth.password : "");
 	}
 
@@ -377,10 +368,10 @@ static enum send_result send_one(struct pusher *p, CURL *c,
 	}
 	if (rc != CURLE_OK) {
 		set_error(p, "%s: %s", p->ingest,
-			  curl_err[0] ? curl_err : curl_easy_strerror(rc));
+			  curl_err[0] ? curl_err : curl_lib.easy_strerror(rc));
 		goto cleanup;	/* connection, timeout: retried */
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_lib.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (code >= 200 && code < 300) {
 		res = SEND_OK;
 		goto cleanup;
@@ -388,7 +379,7 @@ static enum send_result send_one(struct pusher *p, CURL *c,
 	set_http_error(p, code, ans);
 	if (code == 408 || code == 429 || code >= 500) {
 		if ((code == 429 || code == 503) &&
-		    curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+		    curl_lib.easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
 			*retry_after = (long)ra;
 		res = SEND_RETRY;
 	} else {
@@ -401,11 +392,11 @@ oom:
 	res = SEND_RETRY;
 cleanup:
 	/* the handle must not point at what is freed here */
-	curl_easy_setopt(c, CURLOPT_MIMEPOST, NULL);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
-	curl_mime_free(mime);
-	curl_slist_free_all(hdrs);
+	curl_lib.easy_setopt(c, CURLOPT_MIMEPOST, NULL);
+	curl_lib.easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+	curl_lib.easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+	curl_lib.mime_free(mime);
+	curl_lib.slist_free_all(hdrs);
 	free(tenant_hdr);
 	free(url);
 	free(ans);
@@ -425,7 +416,7 @@ static void *pusher__run(void *arg)
 {
 	struct pusher *p = arg;
 	struct push_item *it;
-	CURL *c = curl_easy_init();
+	CURL *c = curl_lib.easy_init();
 
 	pthread_mutex_lock(&p->lock);
 	if (!c)
@@ -505,7 +496,7 @@ static void *pusher__run(void *arg)
 	}
 	p->tail = NULL;
 	pthread_mutex_unlock(&p->lock);
-	curl_easy_cleanup(c);
+	curl_lib.easy_cleanup(c);
 	return NULL;
 }
 
@@ -525,15 +516,13 @@ struct pusher *pusher__new(const struct push_opts *o, char *err, size_t errlen)
 		err__set(err, errlen, -EINVAL, "push credentials hold a line break");
 		return NULL;
 	}
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK) {
-		err__set(err, errlen, -EIO, "libcurl: %s", curl_easy_strerror(curl_init_rc));
+	/* once for the process: libcurl's global state is never torn down */
+	if (curl_lib__open(err, errlen))
 		return NULL;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		goto oom;
-	p->multi = curl_multi_init();
+	p->multi = curl_lib.multi_init();
 	if (!p->multi)
 		goto oom;
 	p->queue_bytes = o->queue_bytes ? o->queue_bytes : PUSH_QUEUE_BYTES_DEFAULT;
@@ -588,7 +577,7 @@ cleanup:
 		if (lock_made)
 			pthread_mutex_destroy(&p->lock);
 		push_auth__free(&p->auth);
-		curl_multi_cleanup(p->multi);
+		curl_lib.multi_cleanup(p->multi);
 		free(p->ingest);
 		free(p);
 	}
@@ -687,7 +676,7 @@ void pusher__end(struct pusher *p, unsigned drain_ms)
 	atomic_store(&p->stop, true);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-	curl_multi_wakeup(p->multi);
+	curl_lib.multi_wakeup(p->multi);
 	pthread_join(p->thread, NULL);
 	p->ended = true;
 }
@@ -700,7 +689,7 @@ void pusher__free(struct pusher *p, unsigned drain_ms)
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	push_auth__free(&p->auth);
-	curl_multi_cleanup(p->multi);
+	curl_lib.multi_cleanup(p->multi);
 	free(p->ingest);
 	free(p);
 }

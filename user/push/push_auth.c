@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 
+#include "push/curl_lib.h"
 #include "push/push.h"
 #include "util/err.h"
 
@@ -278,33 +278,36 @@ int push_url__check(const char *url, char *err, size_t errlen)
 	if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8))
 		return err__set(err, errlen, -EINVAL,
 				"push URL %.200s: not http:// or https://", url);
-	u = curl_url();
+	if ((ret = curl_lib__open(err, errlen)))
+		return ret;
+	ret = -EINVAL;
+	u = curl_lib.url();
 	if (!u) {
 		ret = err__set(err, errlen, -ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK) {
+	if (curl_lib.url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK) {
 		err__set(err, errlen, ret, "push URL %.200s: not a URL", url);
 		goto cleanup;
 	}
-	if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	if (curl_lib.url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    (strcmp(scheme, "http") && strcmp(scheme, "https"))) {
 		err__set(err, errlen, ret, "push URL %.200s: not http:// or https://", url);
 		goto cleanup;
 	}
-	if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host) {
+	if (curl_lib.url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host) {
 		err__set(err, errlen, ret, "push URL %.200s: no host", url);
 		goto cleanup;
 	}
-	if (curl_url_get(u, CURLUPART_USER, &part, 0) == CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_PASSWORD, &part, 0) == CURLUE_OK) {
+	if (curl_lib.url_get(u, CURLUPART_USER, &part, 0) == CURLUE_OK ||
+	    curl_lib.url_get(u, CURLUPART_PASSWORD, &part, 0) == CURLUE_OK) {
 		/* not echoed: it holds a secret */
 		err__set(err, errlen, ret,
 			 "push URL holds a user or password: give them by ASGST_PUSH_USER/_PASSWORD or the auth file");
 		goto cleanup;
 	}
-	if (curl_url_get(u, CURLUPART_QUERY, &part, 0) == CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_FRAGMENT, &part, 0) == CURLUE_OK) {
+	if (curl_lib.url_get(u, CURLUPART_QUERY, &part, 0) == CURLUE_OK ||
+	    curl_lib.url_get(u, CURLUPART_FRAGMENT, &part, 0) == CURLUE_OK) {
 		err__set(err, errlen, ret,
 			 "push URL %.200s: a query or fragment (give the base URL; /ingest is added)",
 			 url);
@@ -312,9 +315,9 @@ int push_url__check(const char *url, char *err, size_t errlen)
 	}
 	ret = 0;
 cleanup:
-	curl_free(part);
-	curl_free(host);
-	curl_free(scheme);
-	curl_url_cleanup(u);
+	curl_lib.free(part);
+	curl_lib.free(host);
+	curl_lib.free(scheme);
+	curl_lib.url_cleanup(u);
 	return ret;
 }

@@ -5,10 +5,12 @@
  * thread touches only what a job gives it (its fds) and libdw objects it
  * makes; libelf and libdw keep their error state per thread.
  */
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +58,57 @@ static void node_free(struct dl_node *n)
 	free(n);
 }
 
+/*
+ * libdebuginfod through dlopen, opened when fetching is asked for: linked,
+ * it and libcurl's thirty libraries cost every run some 5 ms of start-up.
+ */
+static struct {
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *c);
+	void (*set_user_data)(debuginfod_client *c, void *d);
+	void *(*get_user_data)(const debuginfod_client *c);
+	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t f);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *id,
+			      int id_len, char **path);
+} dfd;
+static pthread_once_t dfd_once = PTHREAD_ONCE_INIT;
+static char dfd_err[256];
+
+#define DFD_SONAME	"libdebuginfod.so.1"
+
+static bool dfd_sym(void *h, const char *name, void *slot)
+{
+	*(void **)slot = dlsym(h, name);
+	if (!*(void **)slot)
+		snprintf(dfd_err, sizeof(dfd_err), "%s has no %s", DFD_SONAME,
+			 name);
+	return *(void **)slot != NULL;
+}
+
+static void dfd_open(void)
+{
+	void *h = dlopen(DFD_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(dfd_err, sizeof(dfd_err),
+			 "cannot load %s (install libdebuginfod1): %s",
+			 DFD_SONAME, dlerror());
+		return;
+	}
+	/* kept open: clients may run until the process ends */
+	if (!dfd_sym(h, "debuginfod_begin", &dfd.begin) ||
+	    !dfd_sym(h, "debuginfod_end", &dfd.end) ||
+	    !dfd_sym(h, "debuginfod_set_user_data", &dfd.set_user_data) ||
+	    !dfd_sym(h, "debuginfod_get_user_data", &dfd.get_user_data) ||
+	    !dfd_sym(h, "debuginfod_set_progressfn", &dfd.set_progressfn) ||
+	    !dfd_sym(h, "debuginfod_find_debuginfo", &dfd.find_debuginfo))
+		dfd.begin = NULL;
+}
+
 /* libdebuginfod calls this as the transfer goes: nonzero aborts it */
 static int fetch_progress(debuginfod_client *c, long a, long b)
 {
-	struct debug_loader *l = debuginfod_get_user_data(c);
+	struct debug_loader *l = dfd.get_user_data(c);
 
 	(void)a;
 	(void)b;
@@ -75,17 +124,19 @@ static int fetch(struct debug_loader *l, const struct debug_job *j,
 	uint64_t t0 = clock__mono_ns();
 	int fd;
 
-	c = debuginfod_begin();
+	pthread_once(&dfd_once, dfd_open);
+	if (!dfd.begin)
+		return -ENOSYS;
+	c = dfd.begin();
 	if (!c)
 		return -ENOMEM;
-	debuginfod_set_user_data(c, l);
-	debuginfod_set_progressfn(c, fetch_progress);
+	dfd.set_user_data(c, l);
+	dfd.set_progressfn(c, fetch_progress);
 	l->fetch_deadline_ns = t0 + (uint64_t)l->timeout_s * 1000000000ull;
 	atomic_store(&l->fetching, true);
-	fd = debuginfod_find_debuginfo(c, j->build_id, (int)j->build_id_len,
-				       NULL);
+	fd = dfd.find_debuginfo(c, j->build_id, (int)j->build_id_len, NULL);
 	atomic_store(&l->fetching, false);
-	debuginfod_end(c);
+	dfd.end(c);
 	*ns = clock__mono_ns() - t0;
 	return fd;
 }
@@ -213,6 +264,12 @@ const char *debug_loader__env(const char *urls, uint64_t max_fetch_bytes,
 	u = getenv("DEBUGINFOD_URLS");
 	if (!u || !u[0])
 		return NULL;
+	pthread_once(&dfd_once, dfd_open);
+	if (!dfd.begin) {
+		snprintf(err, errlen, "debuginfod: %s", dfd_err);
+		errno = ENOSYS;
+		return NULL;
+	}
 	if (!getenv("DEBUGINFOD_CACHE_PATH")) {
 		/* /var/cache/asgst-bpf, then its debuginfod folder */
 		char parent[] = DEBUG_LOADER_CACHE;
