@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include "capture/sample.h"
 #include "profile/profile.h"
 #include "decode/asgst.h"
 #include "output/raw.h"
@@ -17,6 +19,7 @@
 #include "trace.h"
 
 #define STR_NULL	0xffffu
+#define RAW_WRITE_BUF	(1u << 20)
 /*
  * The first u32 of a version-2 stacks chunk, where a version-1 chunk has
  * its first stack's pid (never this): a file's stacks chunk says its own
@@ -58,6 +61,10 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 	if (ret)
 		goto cleanup;
 	w->f = w->file.f;
+	/* samples of a few KiB each go out in writes of RAW_WRITE_BUF: one
+	 * system call for hundreds of them */
+	if (setvbuf(w->f, NULL, _IOFBF, RAW_WRITE_BUF))
+		w->err = -ENOMEM;
 	memcpy(h.magic, RAW_MAGIC, 8);
 	if (fwrite(&h, sizeof(h), 1, w->f) != 1)
 		w->err = -EIO;
@@ -75,20 +82,85 @@ const char *raw_writer__path(const struct raw_writer *w)
 	return w->path;
 }
 
+int raw_writer__chunkv(struct raw_writer *w, uint32_t type,
+		       const struct iovec *iov, unsigned int n)
+{
+	struct raw_chunk c = { .type = type };
+	size_t pad;
+
+	for (unsigned int i = 0; i < n; i++)
+		c.len += iov[i].iov_len;
+	pad = (8 - (c.len & 7)) & 7;
+	if (w->err)
+		return w->err;
+	errno = 0;
+	if (fwrite(&c, sizeof(c), 1, w->f) != 1)
+		goto fail;
+	for (unsigned int i = 0; i < n; i++)
+		if (iov[i].iov_len &&
+		    fwrite(iov[i].iov_base, iov[i].iov_len, 1, w->f) != 1)
+			goto fail;
+	if (pad && fwrite(zeros, pad, 1, w->f) != 1)
+		goto fail;
+	return 0;
+fail:
+	w->err = errno ? -errno : -EIO;
+	return w->err;
+}
+
 int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 		      size_t alen, const void *b, size_t blen)
 {
-	struct raw_chunk c = { .type = type, .len = alen + blen };
-	size_t pad = (8 - (c.len & 7)) & 7;
+	struct iovec iov[2] = {
+		{ .iov_base = (void *)a, .iov_len = alen },
+		{ .iov_base = (void *)b, .iov_len = blen },
+	};
 
-	if (w->err)
-		return w->err;
-	if (fwrite(&c, sizeof(c), 1, w->f) != 1 ||
-	    (alen && fwrite(a, alen, 1, w->f) != 1) ||
-	    (blen && fwrite(b, blen, 1, w->f) != 1) ||
-	    (pad && fwrite(zeros, pad, 1, w->f) != 1))
-		w->err = errno ? -errno : -EIO;
-	return w->err;
+	return raw_writer__chunkv(w, type, iov, 2);
+}
+
+/*
+ * A record as it waits in the ring buffer holds the sampler's gap between
+ * its stacks and its window (the room for the deepest stacks) and the
+ * reservation's slack after its parts: the file gets the parts only, the
+ * window moved down to right after the stacks, window_off, chunk_off and
+ * py_off with it (as profile/pipeline.c's record_copy does, and as
+ * bpf/sampler.h allows), so sample__parse reads the same parts back. A
+ * record not parsed, or of a header this does not know, goes as it is.
+ */
+int raw_writer__sample(struct raw_writer *w, const void *rec, size_t len)
+{
+	const struct asgst_sample_hdr *h = rec;
+	struct asgst_sample_hdr nh;
+	struct iovec iov[3];
+	struct sample s;
+	size_t used, head, gap;
+
+	if (sample__parse(rec, len, &s, NULL))
+		return raw_writer__chunk(w, RAW_SAMPLE, rec, len, NULL, 0);
+	used = sample__used_len(&s);
+	if (used > len)
+		used = len;
+	head = (size_t)((const uint8_t *)(s.ustack + h->ustack_n) -
+			(const uint8_t *)rec);
+	if (h->version < 2 || h->hdr_size != sizeof(nh) ||
+	    h->window_off <= head || h->window_off > used)
+		return raw_writer__chunk(w, RAW_SAMPLE, rec, used, NULL, 0);
+	gap = h->window_off - head;
+	nh = *h;
+	nh.window_off = (uint32_t)head;
+	if (nh.chunk_len)
+		nh.chunk_off -= (uint32_t)gap;
+	if (nh.version >= 4 && nh.py_n)
+		nh.py_off -= (uint32_t)gap;
+	iov[0] = (struct iovec){ .iov_base = &nh, .iov_len = sizeof(nh) };
+	iov[1] = (struct iovec){ .iov_base = (void *)(h + 1),
+				 .iov_len = head - sizeof(nh) };
+	iov[2] = (struct iovec){
+		.iov_base = (void *)((const uint8_t *)rec + h->window_off),
+		.iov_len = used - h->window_off,
+	};
+	return raw_writer__chunkv(w, RAW_SAMPLE, iov, 3);
 }
 
 /* a label of the process chunk's tail: u8 length + bytes (at most 64) */

@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "python/py_parse.h"
 #include "python/py_proc.h"
@@ -123,6 +124,12 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 		     size_t errlen);
 int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 		      size_t alen, const void *b, size_t blen);
+/* one chunk whose payload is the n parts of iov, in order */
+int raw_writer__chunkv(struct raw_writer *w, uint32_t type,
+		       const struct iovec *iov, unsigned int n);
+/* a sample record (bpf/sampler.h) as a RAW_SAMPLE chunk: its parts only,
+ * without the sampler's gap and the reservation's slack */
+int raw_writer__sample(struct raw_writer *w, const void *rec, size_t len);
 /* container_id, pod_uid, service and process (profile/service.h): NULL
  * when none */
 struct raw_proc_names {
