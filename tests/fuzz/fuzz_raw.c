@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libFuzzer: the raw recording reader and the parser of every chunk it
- * hands out: samples, processes, code maps, decoded stacks and the meta
- * chunk. fuzz_raw_report runs the whole of report over such a file.
+ * hands out: samples (RAW_SAMPLE_REF ones put together from their
+ * threads' earlier windows by the reader: seeds/fuzz_raw/sample_refs.asgst
+ * has them), processes, code maps, decoded stacks and the meta chunk.
+ * fuzz_raw_report runs the whole of report over such a file.
  */
 #include <stdint.h>
 #include <stdio.h>
