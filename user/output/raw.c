@@ -19,7 +19,6 @@
 #include "trace.h"
 
 #define STR_NULL	0xffffu
-#define RAW_WRITE_BUF	(1u << 20)
 /*
  * The first u32 of a version-2 stacks chunk, where a version-1 chunk has
  * its first stack's pid (never this): a file's stacks chunk says its own
@@ -156,10 +155,6 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 	if (ret)
 		goto cleanup;
 	w->f = w->file.f;
-	/* samples of a few KiB each go out in writes of RAW_WRITE_BUF: one
-	 * system call for hundreds of them */
-	if (setvbuf(w->f, NULL, _IOFBF, RAW_WRITE_BUF))
-		w->err = -ENOMEM;
 	/* without it every sample is written whole */
 	w->refs = calloc(RAW_REF_SLOTS, sizeof(*w->refs));
 	memcpy(h.magic, RAW_MAGIC, 8);
