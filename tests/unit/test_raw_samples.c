@@ -25,7 +25,8 @@
 #include "capture/sample.h"
 #include "output/raw.h"
 
-#define GAP		(8 * (64 + 127))	/* what the sampler reserves */
+/* what the sampler reserves between the stacks and the window */
+#define GAP		(8 * (64 + 127))
 #define STACK_TOP	0x7ffd00010000ull
 #define MAX_REC		(sizeof(struct asgst_sample_hdr) + GAP + \
 			 ASGST_MAX_WINDOW + ASGST_CHUNK_BYTES + \

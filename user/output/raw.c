@@ -53,7 +53,7 @@ struct raw_reader {
 	void *buf;
 	size_t cap;
 	struct ref_slot *refs;	/* version 4 files */
-	uint64_t *rec;		/* a RAW_SAMPLE_REF's record, put together */
+	uint64_t *rec;		/* a RAW_SAMPLE_REF's record, whole */
 	size_t rec_cap;
 };
 
@@ -241,7 +241,8 @@ int raw_writer__sample(struct raw_writer *w, const void *rec, size_t len)
 		 * until both have noted the next one */
 		if (w->refs && len >= SAMPLE_HDR_MIN) {
 			struct ref_slot *sl;
-			uint32_t id[2];	/* pid, tid; rec may be misaligned */
+			/* pid, tid: rec may be unaligned */
+			uint32_t id[2];
 
 			memcpy(id, p + offsetof(struct asgst_sample_hdr, pid),
 			       sizeof(id));

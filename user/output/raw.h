@@ -87,7 +87,7 @@ enum raw_chunk_type {
 
 struct raw_sample_ref {
 	uint32_t pid, tid;	/* the record's */
-	uint32_t cut;		/* record offset where the omitted bytes go */
+	uint32_t cut;		/* where the omitted bytes go */
 	uint32_t omitted;	/* bytes, the top of the record's window */
 	uint64_t addr;		/* their stack address: the record's
 				   sp + window_len - omitted */
