@@ -11,7 +11,9 @@
  *                decoded: its parts as the kernel sent them, without the
  *                sampler's gap between the stacks and the window (the
  *                window right after the stacks, window_off, chunk_off and
- *                py_off moved with it) and the reservation's slack
+ *                py_off moved with it) and the reservation's slack (files
+ *                before version 4 may have both: the offsets say where
+ *                the parts are either way)
  *   RAW_SAMPLE_REF (version 4) struct raw_sample_ref + such a record
  *                without the top `omitted` bytes of its window (cut out
  *                at record offset `cut`): the bytes at those addresses
