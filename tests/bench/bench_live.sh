@@ -19,9 +19,11 @@
 # before the first sample (startup_cpu_ns).
 # Then every CPU busy and the whole host recorded for ALL_SECS (30): the
 # samples lost, if any
-# Then the replay of a raw recording of the JVM (report -i, its whole CPU a
-# sample) and bench_decode (the decoder alone on captured samples) beside
-# the live decode figure.
+# Then the JVM recorded with a raw file as well (-o x.asgst): the
+# recorder's CPU a sample against the jvm runs' (target: at most 2x, whole
+# run and steady) and the file's bytes a sample; the replay of that file
+# (report -i, its whole CPU a sample) and bench_decode (the decoder alone
+# on captured samples) beside the live decode figure.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -191,7 +193,11 @@ print(int((r.ru_utime + r.ru_stime) * 1e9))' "$A" report -i "$T/r.asgst" \
 	-o "$T/replay.json")
 live=$(stat_field "$T/r.err" steady_decode_cpu_ns_per_sample)
 lrec=$(stat_field "$T/r.err" recorder_cpu_ns_per_sample)
-echo "  live (with the raw file written): recorder ${lrec} ns/sample, decode ${live} ns/sample (steady) over $n samples"
+lsteady=$(stat_field "$T/r.err" steady_cpu_ns_per_sample)
+echo "  live (with the raw file written): recorder ${lrec} ns/sample (steady ${lsteady}), decode ${live} ns/sample (steady) over $n samples; the file $(awk -v b="$(stat -c %s "$T/r.asgst")" -v n="$n" 'BEGIN { if (n > 0) printf "%d", b / n; else print "n/a" }') bytes/sample"
+# what the raw file adds: this run against the jvm runs' medians (no raw
+# file), the recorder's whole CPU
+echo "  raw file cost: recorder CPU with the raw file / without (the jvm runs): whole run $(ratio "$lrec" "$(figm jvm recorder_cpu_ns_per_sample)"), steady $(ratio "$lsteady" "$(figm jvm steady_cpu_ns_per_sample)") (target <= 2.00); steady decode $(ratio "$live" "$(figm jvm steady_decode_cpu_ns_per_sample)")"
 echo "  replay: report -i, whole process $(awk -v a="$rep" -v n="$n" 'BEGIN { if (n > 0) printf "%d", a / n; else print "n/a" }') ns/sample (ratio to the live recorder $(ratio "$(awk -v a="$rep" -v n="$n" 'BEGIN { if (n > 0) print a / n }')" "$lrec"))"
 if [ -x "$BUILD/bench/bench_decode" ]; then
 	d=$(cd "$TOP" && "$BUILD/bench/bench_decode" tests/data/decode 50000 |

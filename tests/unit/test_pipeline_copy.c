@@ -5,7 +5,8 @@
  * between the stacks and the window; the stacks, the window and a
  * virtual thread's frozen frames stay byte for byte, as sample__parse
  * reads them. Checked on what the pipeline hands on: the records of a raw
- * recording, read back.
+ * recording, read back; the raw file's writer cuts a record held in the
+ * ring buffer (handed to the sink as the sampler wrote it) the same way.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,10 +80,12 @@ static uint64_t *make_record(bool window, bool chunk, size_t *len)
 	return rec;
 }
 
-/* push rec through an offline pipeline that writes a raw file, read the
- * record back into out (8-aligned), its length the return */
+/* push rec through an offline pipeline that writes a raw file (ring: as
+ * a live pipeline hands the sink a record held in the ring buffer, as the
+ * sampler wrote it), read the record back into out (8-aligned), its
+ * length the return */
 static size_t through_pipeline(const uint64_t *rec, size_t len,
-			       uint64_t *out, size_t cap)
+			       uint64_t *out, size_t cap, bool ring)
 {
 	char path[] = "/tmp/test_pipeline_copy.XXXXXX", err[256];
 	struct pipeline_opts o = { .offline = true, .quiet = true };
@@ -105,8 +108,12 @@ static size_t through_pipeline(const uint64_t *rec, size_t len,
 	o.sink = &sink;
 	pl = pipeline__new(prof, NULL, &o);
 	assert_non_null(pl);
-	assert_int_equal(pipeline__push(pl, rec, len), 0);
-	pipeline__process(pl, 0, true);
+	if (ring) {
+		assert_int_equal(sink.sample(sink.ctx, rec, len), 0);
+	} else {
+		assert_int_equal(pipeline__push(pl, rec, len), 0);
+		pipeline__process(pl, 0, true);
+	}
 	assert_int_equal(raw_writer__close(w, prof, NULL, 0), 0);
 	pipeline__free(pl);
 	assert_int_equal(raw_reader__open(&r, path, err, sizeof(err)), 0);
@@ -150,14 +157,14 @@ static void check_same(const uint64_t *a, size_t alen, const uint64_t *b,
 	assert_int_equal(sa.hdr->sp, sb.hdr->sp);
 }
 
-static void run(bool window, bool chunk)
+static void run(bool window, bool chunk, bool ring)
 {
 	static uint64_t back[8192];
 	size_t len, n, hdr = sizeof(struct asgst_sample_hdr);
 	uint64_t *rec = make_record(window, chunk, &len);
 	const struct asgst_sample_hdr *h = (const void *)back;
 
-	n = through_pipeline(rec, len, back, sizeof(back) / 8);
+	n = through_pipeline(rec, len, back, sizeof(back) / 8, ring);
 	check_same(rec, len, back, n);
 	/* the gap and the slack are gone: the stacks, then what follows */
 	assert_int_equal(h->window_off, hdr + 24);
@@ -174,19 +181,22 @@ static void run(bool window, bool chunk)
 static void test_no_window(void **state)
 {
 	(void)state;
-	run(false, false);
+	run(false, false, false);
+	run(false, false, true);
 }
 
 static void test_window(void **state)
 {
 	(void)state;
-	run(true, false);
+	run(true, false, false);
+	run(true, false, true);
 }
 
 static void test_window_chunk(void **state)
 {
 	(void)state;
-	run(true, true);
+	run(true, true, false);
+	run(true, true, true);
 }
 
 int main(void)

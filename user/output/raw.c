@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include "capture/sample.h"
 #include "profile/profile.h"
 #include "decode/asgst.h"
 #include "output/raw.h"
@@ -24,11 +26,25 @@
  */
 #define RAW_STACKS_V2_TAG	0xfffffff2u
 
+/*
+ * A thread's last window (RAW_SAMPLE_REF, raw.h): the writer and the
+ * reader each keep RAW_REF_SLOTS of them, the slot chosen by pid and tid,
+ * and note every sample with a window they write or read in the same
+ * order, so they hold the same bytes.
+ */
+struct ref_slot {
+	uint32_t pid, tid;
+	uint64_t sp;		/* the window's first byte's address */
+	uint32_t len, cap;
+	uint8_t *bytes;
+};
+
 struct raw_writer {
 	FILE *f;
 	char *path;
 	struct outfile file;	/* f's, renamed to path when complete */
 	int err;		/* first write error */
+	struct ref_slot *refs;	/* RAW_REF_SLOTS; NULL: none written */
 };
 
 struct raw_reader {
@@ -36,9 +52,90 @@ struct raw_reader {
 	uint64_t size, pos;
 	void *buf;
 	size_t cap;
+	struct ref_slot *refs;	/* version 4 files */
+	uint64_t *rec;		/* a RAW_SAMPLE_REF's record, whole */
+	size_t rec_cap;
 };
 
 static const uint8_t zeros[8];
+
+static struct ref_slot *ref_slot(struct ref_slot *refs, uint32_t pid,
+				 uint32_t tid)
+{
+	uint32_t k = (tid ^ (pid << 16) ^ (pid >> 16)) * 2654435761u;
+
+	return &refs[k >> (32 - RAW_REF_SLOTS_BITS)];
+}
+
+static void refs__free(struct ref_slot *refs)
+{
+	if (!refs)
+		return;
+	for (unsigned int i = 0; i < RAW_REF_SLOTS; i++)
+		free(refs[i].bytes);
+	free(refs);
+}
+
+/* the window of s (parsed) becomes its thread's last; -ENOMEM: the slot
+ * is emptied */
+static int refs__note(struct ref_slot *refs, const struct sample *s)
+{
+	const struct asgst_sample_hdr *h = s->hdr;
+	struct ref_slot *sl;
+
+	if (!h->window_len)
+		return 0;
+	sl = ref_slot(refs, h->pid, h->tid);
+	if (h->window_len > sl->cap) {
+		uint8_t *nb = realloc(sl->bytes, h->window_len);
+
+		if (!nb) {
+			sl->pid = sl->tid = 0;
+			sl->len = 0;
+			return -ENOMEM;
+		}
+		sl->bytes = nb;
+		sl->cap = h->window_len;
+	}
+	memcpy(sl->bytes, s->window, h->window_len);
+	sl->pid = h->pid;
+	sl->tid = h->tid;
+	sl->sp = h->sp;
+	sl->len = h->window_len;
+	return 0;
+}
+
+static uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * Bytes at the top of s's window (a multiple of 8) the same, at the same
+ * addresses, as in its thread's last window: the frames further out than
+ * the ones that changed since.
+ */
+static uint32_t refs__same_top(struct ref_slot *refs, const struct sample *s)
+{
+	const struct asgst_sample_hdr *h = s->hdr;
+	const struct ref_slot *sl = ref_slot(refs, h->pid, h->tid);
+	uint64_t end = h->sp + h->window_len, lo, n = 0;
+	const uint8_t *a, *b;
+
+	if (sl->pid != h->pid || sl->tid != h->tid || !sl->len ||
+	    !h->window_len || end < h->sp || sl->sp + sl->len < sl->sp ||
+	    end > sl->sp + sl->len || end <= sl->sp)
+		return 0;
+	lo = h->sp > sl->sp ? h->sp : sl->sp;
+	a = s->window + h->window_len;
+	b = sl->bytes + (end - sl->sp);
+	while (n + 8 <= end - lo && load64(a - n - 8) == load64(b - n - 8))
+		n += 8;
+	return (uint32_t)n;
+}
 
 int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 		     size_t errlen)
@@ -58,6 +155,8 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 	if (ret)
 		goto cleanup;
 	w->f = w->file.f;
+	/* without it every sample is written whole */
+	w->refs = calloc(RAW_REF_SLOTS, sizeof(*w->refs));
 	memcpy(h.magic, RAW_MAGIC, 8);
 	if (fwrite(&h, sizeof(h), 1, w->f) != 1)
 		w->err = -EIO;
@@ -75,20 +174,128 @@ const char *raw_writer__path(const struct raw_writer *w)
 	return w->path;
 }
 
+int raw_writer__chunkv(struct raw_writer *w, uint32_t type,
+		       const struct iovec *iov, unsigned int n)
+{
+	struct raw_chunk c = { .type = type };
+	size_t pad;
+
+	for (unsigned int i = 0; i < n; i++)
+		c.len += iov[i].iov_len;
+	pad = (8 - (c.len & 7)) & 7;
+	if (w->err)
+		return w->err;
+	errno = 0;
+	if (fwrite(&c, sizeof(c), 1, w->f) != 1)
+		goto fail;
+	for (unsigned int i = 0; i < n; i++)
+		if (iov[i].iov_len &&
+		    fwrite(iov[i].iov_base, iov[i].iov_len, 1, w->f) != 1)
+			goto fail;
+	if (pad && fwrite(zeros, pad, 1, w->f) != 1)
+		goto fail;
+	return 0;
+fail:
+	w->err = errno ? -errno : -EIO;
+	return w->err;
+}
+
 int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 		      size_t alen, const void *b, size_t blen)
 {
-	struct raw_chunk c = { .type = type, .len = alen + blen };
-	size_t pad = (8 - (c.len & 7)) & 7;
+	struct iovec iov[2] = {
+		{ .iov_base = (void *)a, .iov_len = alen },
+		{ .iov_base = (void *)b, .iov_len = blen },
+	};
 
-	if (w->err)
-		return w->err;
-	if (fwrite(&c, sizeof(c), 1, w->f) != 1 ||
-	    (alen && fwrite(a, alen, 1, w->f) != 1) ||
-	    (blen && fwrite(b, blen, 1, w->f) != 1) ||
-	    (pad && fwrite(zeros, pad, 1, w->f) != 1))
-		w->err = errno ? -errno : -EIO;
-	return w->err;
+	return raw_writer__chunkv(w, type, iov, 2);
+}
+
+/*
+ * A record as it waits in the ring buffer holds the sampler's gap between
+ * its stacks and its window (the room for the deepest stacks) and the
+ * reservation's slack after its parts: the file gets the parts only, the
+ * window moved down to right after the stacks, window_off, chunk_off and
+ * py_off with it (as profile/pipeline.c's record_copy does, and as
+ * bpf/sampler.h allows), so sample__parse reads the same parts back. The
+ * top of the window its thread's last sample had the same goes as a
+ * RAW_SAMPLE_REF without those bytes. A record not parsed, or of a header
+ * this does not know, goes as it is.
+ */
+int raw_writer__sample(struct raw_writer *w, const void *rec, size_t len)
+{
+	const struct asgst_sample_hdr *h = rec;
+	const uint8_t *p = rec;
+	struct asgst_sample_hdr nh;
+	struct raw_sample_ref ref;
+	struct iovec iov[5];
+	struct sample s;
+	size_t used, head, woff, wend, gap = 0;
+	uint32_t same = 0;
+	unsigned int n = 0;
+	int rc;
+
+	if (sample__parse(rec, len, &s, NULL)) {
+		/* the reader may parse what this could not (it reads the
+		 * record aligned): its thread's window is not referred to
+		 * until both have noted the next one */
+		if (w->refs && len >= SAMPLE_HDR_MIN) {
+			struct ref_slot *sl;
+			/* pid, tid: rec may be unaligned */
+			uint32_t id[2];
+
+			memcpy(id, p + offsetof(struct asgst_sample_hdr, pid),
+			       sizeof(id));
+			sl = ref_slot(w->refs, id[0], id[1]);
+			sl->pid = sl->tid = 0;
+			sl->len = 0;
+		}
+		return raw_writer__chunk(w, RAW_SAMPLE, rec, len, NULL, 0);
+	}
+	used = sample__used_len(&s);
+	if (used > len)
+		used = len;
+	head = (size_t)((const uint8_t *)(s.ustack + h->ustack_n) - p);
+	woff = (size_t)(s.window - p);
+	wend = woff + h->window_len;
+	if (h->version >= 2 && h->hdr_size == sizeof(nh) && woff > head &&
+	    woff <= used)
+		gap = woff - head;
+	if (gap) {
+		nh = *h;
+		nh.window_off = (uint32_t)head;
+		if (nh.chunk_len)
+			nh.chunk_off -= (uint32_t)gap;
+		if (nh.version >= 4 && nh.py_n)
+			nh.py_off -= (uint32_t)gap;
+		iov[n++] = (struct iovec){ &nh, sizeof(nh) };
+		iov[n++] = (struct iovec){ (void *)(h + 1), head - sizeof(nh) };
+	} else {
+		iov[n++] = (struct iovec){ (void *)rec, woff };
+	}
+	if (w->refs && wend <= used)
+		same = refs__same_top(w->refs, &s);
+	if (same >= RAW_REF_MIN) {
+		ref = (struct raw_sample_ref){
+			.pid = h->pid, .tid = h->tid,
+			.cut = (uint32_t)(wend - gap - same),
+			.omitted = same,
+			.addr = h->sp + h->window_len - same,
+		};
+		iov[n++] = (struct iovec){ (void *)s.window,
+					   h->window_len - same };
+		iov[n++] = (struct iovec){ (void *)(p + wend), used - wend };
+		memmove(iov + 1, iov, n * sizeof(*iov));
+		iov[0] = (struct iovec){ &ref, sizeof(ref) };
+		rc = raw_writer__chunkv(w, RAW_SAMPLE_REF, iov, n + 1);
+	} else {
+		iov[n++] = (struct iovec){ (void *)s.window, used - woff };
+		rc = raw_writer__chunkv(w, RAW_SAMPLE, iov, n);
+	}
+	/* a failed note leaves the slot empty: never referred to */
+	if (w->refs)
+		refs__note(w->refs, &s);
+	return rc;
 }
 
 /* a label of the process chunk's tail: u8 length + bytes (at most 64) */
@@ -299,6 +506,7 @@ int raw_writer__close(struct raw_writer *w, const struct profile *p,
 	} else {
 		rc = outfile__commit(&w->file, err, errlen);
 	}
+	refs__free(w->refs);
 	free(w->path);
 	free(w);
 	return rc;
@@ -309,6 +517,7 @@ void raw_writer__abort(struct raw_writer *w)
 	if (!w)
 		return;
 	outfile__abort(&w->file);
+	refs__free(w->refs);
 	free(w->path);
 	free(w);
 }
@@ -361,11 +570,90 @@ int raw_reader__open(struct raw_reader **out, const char *path, char *err,
 		goto bad;
 	}
 	r->pos = h.hdr_size;
+	if (h.version >= 4 &&
+	    !(r->refs = calloc(RAW_REF_SLOTS, sizeof(*r->refs)))) {
+		snprintf(err, errlen, "reading %s: %s", path, strerror(ENOMEM));
+		raw_reader__close(r);
+		return -ENOMEM;
+	}
 	*out = r;
 	return 0;
 bad:
 	raw_reader__close(r);
 	return -EINVAL;
+}
+
+/*
+ * A RAW_SAMPLE_REF's record put together in r->rec: its bytes with the
+ * omitted ones from its thread's last window; checked to be that
+ * thread's, at the top of the record's window, where the chunk says.
+ */
+static int reader__ref(struct raw_reader *r, const uint8_t *pay, uint64_t len,
+		       const void **out, uint64_t *out_len, char *err,
+		       size_t errlen)
+{
+	const struct asgst_sample_hdr *h;
+	const struct ref_slot *sl;
+	struct raw_sample_ref ref;
+	struct sample s;
+	uint64_t rest, total;
+	uint8_t *rec;
+
+	if (len < sizeof(ref)) {
+		snprintf(err, errlen, "raw file corrupt at offset %llu: "
+			 "sample chunk too short", (unsigned long long)r->pos);
+		return -EINVAL;
+	}
+	memcpy(&ref, pay, sizeof(ref));
+	rest = len - sizeof(ref);
+	sl = ref_slot(r->refs, ref.pid, ref.tid);
+	if (ref.cut > rest || !ref.omitted ||
+	    ref.omitted > ASGST_MAX_WINDOW || sl->pid != ref.pid ||
+	    sl->tid != ref.tid || ref.addr < sl->sp ||
+	    ref.addr - sl->sp > sl->len ||
+	    ref.omitted > sl->len - (ref.addr - sl->sp)) {
+		snprintf(err, errlen, "raw file corrupt at offset %llu: a "
+			 "sample refers to stack bytes no earlier sample of "
+			 "thread %u had", (unsigned long long)r->pos, ref.tid);
+		return -EINVAL;
+	}
+	total = rest + ref.omitted;
+	if (total > r->rec_cap) {
+		uint64_t *nb = malloc(total);
+
+		if (!nb) {
+			snprintf(err, errlen, "reading the raw file: %s",
+				 strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		free(r->rec);
+		r->rec = nb;
+		r->rec_cap = total;
+	}
+	rec = (uint8_t *)r->rec;
+	pay += sizeof(ref);
+	memcpy(rec, pay, ref.cut);
+	memcpy(rec + ref.cut, sl->bytes + (ref.addr - sl->sp), ref.omitted);
+	memcpy(rec + ref.cut + ref.omitted, pay + ref.cut, rest - ref.cut);
+	h = (const struct asgst_sample_hdr *)rec;
+	if (sample__parse(rec, total, &s, NULL) || h->pid != ref.pid ||
+	    h->tid != ref.tid || h->window_len < ref.omitted ||
+	    (uint64_t)(s.window - rec) + h->window_len !=
+		    (uint64_t)ref.cut + ref.omitted ||
+	    h->sp + h->window_len - ref.omitted != ref.addr) {
+		snprintf(err, errlen, "raw file corrupt at offset %llu: a "
+			 "sample's stack bytes do not fit its record",
+			 (unsigned long long)r->pos);
+		return -EINVAL;
+	}
+	if (refs__note(r->refs, &s)) {
+		snprintf(err, errlen, "reading the raw file: %s",
+			 strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	*out = rec;
+	*out_len = total;
+	return 0;
 }
 
 int raw_reader__next(struct raw_reader *r, uint32_t *type,
@@ -391,7 +679,8 @@ int raw_reader__next(struct raw_reader *r, uint32_t *type,
 			 (unsigned long long)r->pos, (unsigned long long)c.len);
 		return -EINVAL;
 	}
-	if (c.type < RAW_SAMPLE || c.type > RAW_PYCODE) {
+	if (c.type < RAW_SAMPLE || c.type > RAW_SAMPLE_REF ||
+	    (c.type == RAW_SAMPLE_REF && !r->refs)) {
 		snprintf(err, errlen, "raw file corrupt at offset %llu: "
 			 "unknown chunk type %u", (unsigned long long)r->pos,
 			 c.type);
@@ -411,10 +700,28 @@ int raw_reader__next(struct raw_reader *r, uint32_t *type,
 			 (unsigned long long)r->pos);
 		return -EINVAL;
 	}
-	r->pos += sizeof(c) + padded;
 	*type = c.type;
 	*payload = r->buf;
 	*len = c.len;
+	if (c.type == RAW_SAMPLE_REF) {
+		int rc = reader__ref(r, r->buf, c.len, payload, len, err,
+				     errlen);
+
+		if (rc)
+			return rc;
+		*type = RAW_SAMPLE;
+	} else if (c.type == RAW_SAMPLE && r->refs) {
+		struct sample s;
+
+		/* a record the writer noted as well (raw_writer__sample) */
+		if (!sample__parse(r->buf, c.len, &s, NULL) &&
+		    refs__note(r->refs, &s)) {
+			snprintf(err, errlen, "reading the raw file: %s",
+				 strerror(ENOMEM));
+			return -ENOMEM;
+		}
+	}
+	r->pos += sizeof(c) + padded;
 	return 1;
 }
 
@@ -424,6 +731,8 @@ void raw_reader__close(struct raw_reader *r)
 		return;
 	if (r->f)
 		fclose(r->f);
+	refs__free(r->refs);
+	free(r->rec);
 	free(r->buf);
 	free(r);
 }

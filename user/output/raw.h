@@ -7,8 +7,25 @@
  *   chunks: struct raw_chunk + len bytes of payload + padding to 8
  *
  * Chunk payloads:
- *   RAW_SAMPLE   one sample record (bpf/sampler.h), as the kernel sent it,
- *                in the order they were decoded
+ *   RAW_SAMPLE   one sample record (bpf/sampler.h) in the order they were
+ *                decoded: its parts as the kernel sent them, without the
+ *                sampler's gap between the stacks and the window (the
+ *                window right after the stacks, window_off, chunk_off and
+ *                py_off moved with it) and the reservation's slack (files
+ *                before version 4 may have both: the offsets say where
+ *                the parts are either way)
+ *   RAW_SAMPLE_REF (version 4) struct raw_sample_ref + such a record
+ *                without the top `omitted` bytes of its window (cut out
+ *                at record offset `cut`): the bytes at those addresses
+ *                in the window of the last sample of the same thread
+ *                before it in the file, which were the same. Writer and
+ *                reader keep the last window of RAW_REF_SLOTS threads,
+ *                one a slot chosen by pid and tid, replaced by every
+ *                sample with a window of a thread of that slot (RAW_SAMPLE
+ *                or RAW_SAMPLE_REF, in file order), so both hold the same
+ *                bytes; the reader hands the record out whole, as a
+ *                RAW_SAMPLE. A record's stack below where it changed goes
+ *                into the file once, not with every sample.
  *   RAW_PROC     struct raw_proc + comm + /proc/PID/maps text, then
  *                (when the process runs in a container) u8 length +
  *                container id + u8 length + pod uid (earlier readers
@@ -37,13 +54,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "python/py_parse.h"
 #include "python/py_proc.h"
 
 #define RAW_MAGIC		"ASGSTRAW"
-#define RAW_VERSION		3	/* 2: JVM events' stack values,
-					   3: RAW_PYCODE, Python frames */
+#define RAW_VERSION		4	/* 2: JVM events' stack values,
+					   3: RAW_PYCODE, Python frames,
+					   4: RAW_SAMPLE_REF */
 #define RAW_VERSION_MIN		1	/* still read */
 #define RAW_MAX_CHUNK		(256u << 20)
 
@@ -60,6 +79,20 @@ enum raw_chunk_type {
 	RAW_STACKS = 4,
 	RAW_META = 5,
 	RAW_PYCODE = 6,
+	RAW_SAMPLE_REF = 7,
+};
+
+/* RAW_SAMPLE_REF: its threads' last windows kept, and the least it omits */
+#define RAW_REF_SLOTS_BITS	8
+#define RAW_REF_SLOTS		(1u << RAW_REF_SLOTS_BITS)
+#define RAW_REF_MIN		64
+
+struct raw_sample_ref {
+	uint32_t pid, tid;	/* the record's */
+	uint32_t cut;		/* where the omitted bytes go */
+	uint32_t omitted;	/* bytes, the top of the record's window */
+	uint64_t addr;		/* their stack address: the record's
+				   sp + window_len - omitted */
 };
 
 struct raw_pycode {
@@ -123,6 +156,16 @@ int raw_writer__open(struct raw_writer **out, const char *path, char *err,
 		     size_t errlen);
 int raw_writer__chunk(struct raw_writer *w, uint32_t type, const void *a,
 		      size_t alen, const void *b, size_t blen);
+/* one chunk whose payload is the n parts of iov, in order */
+int raw_writer__chunkv(struct raw_writer *w, uint32_t type,
+		       const struct iovec *iov, unsigned int n);
+/*
+ * A sample record (bpf/sampler.h) as a RAW_SAMPLE chunk (its parts only,
+ * without the sampler's gap and the reservation's slack) or a
+ * RAW_SAMPLE_REF; sample chunks are written by it only (it keeps the
+ * threads' windows the reader will have).
+ */
+int raw_writer__sample(struct raw_writer *w, const void *rec, size_t len);
 /* container_id, pod_uid, service and process (profile/service.h): NULL
  * when none */
 struct raw_proc_names {
@@ -147,8 +190,10 @@ const char *raw_writer__path(const struct raw_writer *w);
 struct raw_reader;
 int raw_reader__open(struct raw_reader **out, const char *path, char *err,
 		     size_t errlen);
-/* 1 and the next chunk (payload valid until the next call), 0 at the end,
- * -EINVAL with err set on a bad file */
+/* 1 and the next chunk (payload valid until the next call; a
+ * RAW_SAMPLE_REF handed out as the RAW_SAMPLE it stands for), 0 at the
+ * end, -EINVAL with err set on a bad file (-ENOMEM, err set, out of
+ * memory) */
 int raw_reader__next(struct raw_reader *r, uint32_t *type,
 		     const void **payload, uint64_t *len, char *err,
 		     size_t errlen);

@@ -11,7 +11,7 @@ static int sink_sample(void *ctx, const void *rec, size_t len)
 
 	if (!w)
 		return -EBADF;
-	return raw_writer__chunk(w, RAW_SAMPLE, rec, len, NULL, 0);
+	return raw_writer__sample(w, rec, len);
 }
 
 static int sink_codemap(void *ctx, pid_t pid, uint64_t off, const void *bytes,
