@@ -119,14 +119,17 @@ pinned carriers, off-CPU stacks.
       the full one's capture happens before the sampled one's program
       reads the clock at the switch-out, while at the switch-in the task
       leaving is cs-pong or another untraced task, whose stack neither
-      takes. Checked: both recorders saw the same switch-outs (--stats
-      offcpu_switches within 1 %), the full one took every stack (its
-      offcpu_every_mean 1.0, lost <= 1 % of its stacks) and the sampled one
-      fewer (N > 1 on average); cs-ping's off-CPU time and switch-outs in
-      the sampled recording within 97-103 % of the full one's (both are
-      the sums of the same intervals: a larger gap means the two did not
-      see the same intervals, and the shares below would not compare);
-      no cs-pong stack in either. Then the shares of cs-ping's off-CPU
+      takes. Whether the full recording is the truth for the sampled one
+      (when not: UNMET lines, exit 3, the shares not compared): both
+      recorders saw the same switch-outs (--stats offcpu_switches within
+      1 %), the full one took every stack (offcpu_every_mean 1.0) and lost
+      at most 1 % of them, cs-ping's off-CPU time and switch-outs in the
+      sampled recording within 97-103 % of the full one's (both are the
+      sums of the same intervals, up to each program's own time at a
+      switch: a larger gap means another program on sched_switch took
+      stacks between the two). Checked: the sampled one took fewer stacks
+      (N > 1 on average);
+      no cs-pong stack in either; then the shares of cs-ping's off-CPU
       time (offcpu_ns over its total) per stack (kernel and user frames,
       "preempted") and per group of stacks with the same user frames:
       every stack and group with >= 1 % in the full recording within
