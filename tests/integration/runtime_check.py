@@ -113,28 +113,31 @@ pinned carriers, off-CPU stacks.
       rounds a brief wait in cs_exchange's read, every SLOW-th a long one
       in cs_exchange_slow's) recorded at the same time by two recorders:
       JSON with the default sampling, --full with every switch's stack
-      (--offcpu-sample 1), its sampler attached first. The every-switch
-      recording is then the truth for the sampled one: each recorder
-      excludes only its own time taking a stack from the intervals, and
-      the full one's capture happens before the sampled one's program
-      reads the clock at the switch-out, while at the switch-in the task
-      leaving is cs-pong or another untraced task, whose stack neither
-      takes. Whether the full recording is the truth for the sampled one
-      (when not: UNMET lines, exit 3, the shares not compared): both
-      recorders saw the same switch-outs (--stats offcpu_switches within
-      1 %), the full one took every stack (offcpu_every_mean 1.0) and lost
-      at most 1 % of them, cs-ping's off-CPU time and switch-outs in the
-      sampled recording within 97-103 % of the full one's (both are the
-      sums of the same intervals, up to each program's own time at a
-      switch: a larger gap means another program on sched_switch took
-      stacks between the two). Checked: the sampled one took fewer stacks
-      (N > 1 on average);
+      (--offcpu-sample 1), its sampler attached first. Each recorder
+      leaves out of an interval only its own time taking a stack; the full
+      one's capture happens before the sampled one's program reads the
+      clock at the switch-out, and at the switch-in the task leaving is
+      cs-pong or another untraced task, whose stack neither takes. So the
+      two sum the same intervals but for each program's own time at a
+      switch (the full one's after its clock read at the switch-in, in
+      the sampled one's interval; the sampled one's captures, in the full
+      one's), which falls on a switch-out whatever its stack: EXTRA, the
+      difference of the two exact totals over the switch-outs (printed).
+      The truth for the sampled recording: each stack's offcpu_ns in the
+      full one + EXTRA x its count. Whether it is one (when not: UNMET
+      lines, exit 3, the shares not compared): both recorders saw the
+      same switch-outs (--stats offcpu_switches within 1 %), the full one
+      took every stack (offcpu_every_mean 1.0) and lost at most 1 % of
+      them, cs-ping's off-CPU time in the sampled recording within
+      90-110 % of the full one's and its switch-outs within 97-103 %.
+      Checked: the sampled one took fewer stacks (N > 1 on average);
       no cs-pong stack in either; then the shares of cs-ping's off-CPU
-      time (offcpu_ns over its total) per stack (kernel and user frames,
-      "preempted") and per group of stacks with the same user frames:
-      every stack and group with >= 1 % in the full recording within
-      --tol (default 5) percentage points in the sampled one; the
-      difference also printed relative to the full share.
+      time (offcpu_ns over its total; the truth's over its total) per
+      stack (kernel and user frames, "preempted") and per group of stacks
+      with the same user frames: every stack and group with >= 1 % of the
+      truth within --tol (default 5) percentage points of it in the
+      sampled one; the difference also printed relative to the truth's
+      share, and the full recording's share as it is.
 Prints INFO/MEASURE lines; exit 0 when every check passes.
 """
 import argparse
@@ -1389,7 +1392,7 @@ def cmd_offcpu_pair(a):
                      (what, label, 100 * sh, 100 * shf, 100 * abs(d),
                       a.tol))
         print("MEASURE: offcpu-pair: largest share difference per %s "
-              "%.2f points (%d of >= 1 %% in the full recording; "
+              "%.2f points (%d of >= 1 %% of the truth; "
               "tolerance %g)" % (what, 100 * worst, checked, a.tol))
         if checked < 2:
             fail("cs-ping: %d %s groups of >= 1 %%: want its two waits" %

@@ -19,7 +19,9 @@
 # on one run recorded by two recorders at once (runtime_check.py
 # offcpu-pair): the default sampling against every switch's stack, each
 # stack and group of stacks with >= 1 % of cs-ping's off-CPU time in the
-# full recording within 5 percentage points of it in the sampled one.
+# full recording (its time plus, per switch-out, what the sampled
+# recorder's intervals hold beyond the full one's: each program's own
+# time at the switch) within 5 percentage points of it in the sampled one.
 . "$(dirname "$0")/lib.sh"
 need_bpf
 [ -x "$ASGST" ] || fail "$ASGST not built (make all)"
@@ -100,14 +102,14 @@ wait "$WPID" 2>/dev/null
 # run at each switch, the first attached first: the full one takes
 # cs-ping's stack before the sampled one reads the clock, and at cs-ping's
 # switch-in the task leaving the CPU is cs-pong or another untraced task,
-# so the two sum the same intervals and the full recording is the truth
-# for the sampled one (runtime_check.py offcpu-pair says what is checked).
+# so the two sum the same intervals, but for each program's own time at
+# the switch, and the full recording is the truth for the sampled one
+# (runtime_check.py offcpu-pair says what is checked).
 # The recorders run on CPU 1: their own decoding on CPU 0 would put their
 # time slices among cs-ping's waits.
 # The check says when one recording was not the truth for the other
-# (exit 3: the full recorder lost stacks, or the two summed different
-# times: another program on sched_switch between the two took stacks
-# there); that run is made once more, the shares never.
+# (exit 3: the full recorder lost stacks, or the two totals differ by more
+# than 10 %); that run is made once more, the shares never.
 PAIR_SECONDS=${PAIR_SECONDS:-8}
 PIN=""
 [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null && PIN="taskset -c 1"
