@@ -16,11 +16,11 @@
  * Prints "READY pid"; with GOFILE, waits until that file exists; starts
  * the threads (with CPU, the two ping-pong threads are bound to it; with
  * "fork", cs-pong runs in a child process, "CHILD pid", so that a recording
- * of pid has cs-ping and not cs-pong); prints "START ping_tid pong_tid",
- * with SLOW > 0, every SLOW-th round cs-ping asks through
- * cs_exchange_slow instead, and cs-pong answers that after a 100 us sleep:
- * cs-ping then waits in two places, most rounds briefly, now and then
- * long; runs SECONDS, ends the
+ * of pid has cs-ping and not cs-pong; with SLOW > 0, every SLOW-th round
+ * cs-ping asks through cs_exchange_slow instead, and cs-pong answers that
+ * after a 100 us sleep: cs-ping then waits in two places, most rounds
+ * briefly, now and then long); prints "START ping_tid pong_tid", runs
+ * SECONDS, ends the
  * threads and prints per thread, measured by the thread itself from its
  * start to its end,
  *   THREAD name tid switches=N cpu_ns=N wall_ns=N steal_ns=N involuntary=N
@@ -191,9 +191,9 @@ __attribute__((noinline)) void cs_ping_loop(void)
 	/* only ping looks at stop: it tells pong to end with a 'q', so that
 	 * neither is left waiting for the other */
 	while (!stop) {
-		int c = slow_every && n % slow_every == (unsigned long)slow_every - 1 ?
-			cs_exchange_slow(to_ping[0], to_pong[1]) :
-			cs_exchange(to_ping[0], to_pong[1], 1);
+		int slow = slow_every > 0 && (n + 1) % slow_every == 0;
+		int c = slow ? cs_exchange_slow(to_ping[0], to_pong[1]) :
+			       cs_exchange(to_ping[0], to_pong[1], 1);
 
 		if (c != 'x' && c != 's')
 			break;
