@@ -6,13 +6,17 @@
 # REALAPP_SECONDS: how long each CPU recording lasts (default 20).
 # REALAPP_EVENT_SECONDS: how long each -e alloc,lock recording lasts
 # (default 4).
+# REALAPP_OFFCPU_SECONDS: how long the load runs under the two -e
+# cpu,offcpu recorders of realapp_offcpu (default 8).
 # REALAPP_WINDOW: record's --stack-window (default: record's own).
 # REALAPP_KEEP=DIR: keep each recording's raw file and JSON there (to
 # decode it again with `asgst-bpf report`).
 REALAPP_SECONDS=${REALAPP_SECONDS:-20}
 REALAPP_EVENT_SECONDS=${REALAPP_EVENT_SECONDS:-4}
+REALAPP_OFFCPU_SECONDS=${REALAPP_OFFCPU_SECONDS:-8}
 RCHECK="python3 $TOP/tests/integration/realapp_check.py"
 ECHECK="python3 $TOP/tests/integration/realapp_events_check.py"
+OCHECK="python3 $TOP/tests/integration/realapp_offcpu_check.py"
 
 need_realapp_tools() {
 	need_bpf
@@ -69,6 +73,56 @@ realapp_events() {
 		cp "$TMP/$_name.json" "$REALAPP_KEEP/"
 	fi
 	$ECHECK "$TMP/$_name.json" --name "$_name" --thread "$3"
+}
+
+# realapp_wait_link PID NAME: until recorder PID's sched_switch link is
+# open (-e offcpu); 1 when it exits or 30 s pass first
+realapp_wait_link() {
+	_n=300
+	while ! grep -qs '^link_type:' /proc/$1/fdinfo/* && [ "$_n" -gt 0 ]; do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1; _n=$((_n - 1))
+	done
+	grep -qs '^link_type:' /proc/$1/fdinfo/* ||
+		{ cat "$TMP/$2.log"; echo "FAIL: $2: the sampler never attached"; return 1; }
+}
+
+# realapp_offcpu NAME PID REGEX LOAD...: the same load seen by two
+# recorders of PID at once, -e cpu,offcpu with every switch's stack
+# (--offcpu-sample 1, attached first: $TMP/NAME-off-full.json) and with
+# the default sampling ($TMP/NAME-off.json). LOAD (a command that starts
+# the load in the background, to last longer than REALAPP_OFFCPU_SECONDS)
+# runs once both are on; REALAPP_OFFCPU_SECONDS later, the load still on,
+# both are stopped together, so they see the same switches (a wait still
+# under way at the end is weighed up to each recorder's own end: under
+# load those are short). Then realapp_offcpu_check.py (REGEX: the server
+# threads whose stacks' shares are compared). 0 when it passes, 3 when one
+# recording was not the truth for the other (the check says why), else 1
+realapp_offcpu() {
+	_name=$1-off _pid=$2 _rx=$3
+	shift 3
+	"$ASGST" record -p "$_pid" -e cpu,offcpu --offcpu-sample 1 \
+		--ring-buffer 256 -d 600 -q --stats -o "$TMP/$_name-full.json" \
+		> "$TMP/$_name-full.log" 2>&1 &
+	_full=$!
+	realapp_wait_link "$_full" "$_name-full" || return 1
+	"$ASGST" record -p "$_pid" -e cpu,offcpu -d 600 -q --stats \
+		-o "$TMP/$_name.json" > "$TMP/$_name.log" 2>&1 &
+	_samp=$!
+	realapp_wait_link "$_samp" "$_name" || { kill -INT "$_full"; return 1; }
+	sleep 1			# both have opened the JVM's code map
+	"$@"
+	sleep "$REALAPP_OFFCPU_SECONDS"
+	kill -INT "$_full" "$_samp"
+	wait "$_full" || { cat "$TMP/$_name-full.log"; echo "FAIL: $_name-full: record failed"; return 1; }
+	wait "$_samp" || { cat "$TMP/$_name.log"; echo "FAIL: $_name: record failed"; return 1; }
+	if [ -n "${REALAPP_KEEP:-}" ]; then
+		mkdir -p "$REALAPP_KEEP"
+		cp "$TMP/$_name.json" "$TMP/$_name-full.json" "$REALAPP_KEEP/"
+	fi
+	$OCHECK "$TMP/$_name.json" --full "$TMP/$_name-full.json" \
+		--thread "$_rx" --summary "$TMP/$_name.log" \
+		--full-summary "$TMP/$_name-full.log" --name "$_name"
 }
 
 # stop_app PID: end a JVM this test started

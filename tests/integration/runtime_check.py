@@ -91,23 +91,53 @@ pinned carriers, off-CPU stacks.
                    [--summary LOG] [--report JSON]
       the same workload recorded with the default off-CPU sampling (a
       stack 1 in N switch-outs, weighed N times, each thread's stacks
-      scaled to its exact sums) and with every switch (--offcpu-sample 1).
-      Per ping-pong thread, its chain (as in offcpu) in >= 90 % of its
-      off-CPU time, its off-CPU time (the weighted offcpu_ns)
-      within 85-115 % of what it measured itself (wall - CPU time, the
-      capture's share added as in offcpu), its stacks' counts within 15 %
-      of the switch-outs it counted (getrusage). Printed, not checked: the
-      share of each group of its stacks (ping/pong, in the read or the
-      write) against the every-switch run's, in points and relative. Two
-      runs of the ping-pong differ by themselves on a host that other work
-      shares (the every-switch capture slows it down 3 times, and other
-      programs' time slices make some of its waits milliseconds long
-      instead of microseconds, a wait that weighs N times when its stack
-      is taken), so the estimator's share error is checked where the
-      truth is known, in tests/unit/test_offcpu.c. --summary:
-      its --stats line says N > 1 on average. --report: the report of the
-      same recording's raw file has the same off-CPU stacks, counts and
-      offcpu_ns.
+      scaled to its exact sums) and, in another run, with every switch
+      (--offcpu-sample 1). Per ping-pong thread, its chain (as in offcpu)
+      in >= 90 % of its off-CPU time, its off-CPU time (the weighted
+      offcpu_ns) within 85-115 % of what it measured itself (wall - CPU
+      time, the capture's share added as in offcpu), its stacks' counts
+      within 15 % of the switch-outs it counted (getrusage). Printed, not
+      checked: the share of each group of its stacks (ping/pong, in the
+      read or the write) against the every-switch run's, in points and
+      relative: two runs of the ping-pong differ by themselves (the
+      every-switch capture slows it down 3 times, other programs' time
+      slices make some of its waits milliseconds long), so the shares are
+      checked by offcpu-pair, on one run seen by two recorders.
+      --summary: its --stats line says N > 1 on average. --report: the
+      report of the same recording's raw file has the same off-CPU
+      stacks, counts and offcpu_ns.
+  runtime_check.py offcpu-pair JSON --full JSON --workload WORKLOAD_OUT
+                   --summary LOG --full-summary LOG [--tol POINTS]
+      one run of ctxswitch in its fork mode with SLOW rounds (cs-ping in
+      the recorded process, cs-pong in a child that is not recorded; most
+      rounds a brief wait in cs_exchange's read, every SLOW-th a long one
+      in cs_exchange_slow's) recorded at the same time by two recorders:
+      JSON with the default sampling, --full with every switch's stack
+      (--offcpu-sample 1), its sampler attached first. Each recorder
+      leaves out of an interval only its own time taking a stack; the full
+      one's capture happens before the sampled one's program reads the
+      clock at the switch-out, and at the switch-in the task leaving is
+      cs-pong or another untraced task, whose stack neither takes. So the
+      two sum the same intervals but for each program's own time at a
+      switch (the full one's after its clock read at the switch-in, in
+      the sampled one's interval; the sampled one's captures, in the full
+      one's), which falls on a switch-out whatever its stack: EXTRA, the
+      difference of the two exact totals over the switch-outs (printed).
+      The truth for the sampled recording: each stack's offcpu_ns in the
+      full one + EXTRA x its count. Whether it is one (when not: UNMET
+      lines, exit 3, the shares not compared): both recorders saw the
+      same switch-outs (--stats offcpu_switches within 1 %), the full one
+      took every stack (offcpu_every_mean 1.0) and lost at most 1 % of
+      them, cs-ping's off-CPU time in the sampled recording within
+      90-110 % of the full one's and its switch-outs within 97-103 %.
+      Checked: the sampled one took fewer stacks (N > 1 on average);
+      no cs-pong stack in either; then the shares of cs-ping's off-CPU
+      time (offcpu_ns over its total; the truth's over its total) per
+      stack (kernel and user frames, "preempted") and per group of stacks
+      with the same user frames: every stack and group with >= 1 % of the
+      truth within --tol (default 5) percentage points of it in the
+      sampled one; the difference also printed relative to the truth's
+      share, and the full recording's share as it is.
 Prints INFO/MEASURE lines; exit 0 when every check passes.
 """
 import argparse
@@ -132,11 +162,18 @@ VT_ROOT = "java.lang.VirtualThread.run"
 VT_BOTTOM = CONT + ".enter"
 
 failures = []
+unmet = []
 
 
 def fail(msg):
     print("FAIL: " + msg)
     failures.append(msg)
+
+
+def unmet_setup(msg):
+    """offcpu-pair: one recording is not the truth for the other (exit 3)"""
+    print("UNMET: " + msg)
+    unmet.append(msg)
 
 
 def norm_class(c):
@@ -1232,6 +1269,136 @@ def cmd_offcpu_sampled(a):
             fail("report of the raw file: off-CPU stacks differ from live")
 
 
+def pair_stats(path):
+    """the last --stats figures of a recording's log: {name: float}"""
+    with open(path) as fh:
+        txt = fh.read()
+    out = {}
+    for k in ("offcpu_switches", "offcpu_stacks", "offcpu_every_mean",
+              "offcpu_every_now", "offcpu_capture_ns"):
+        m = re.findall(r"\b%s=([0-9.]+)" % k, txt)
+        if m:
+            out[k] = float(m[-1])
+    return out
+
+
+def cmd_offcpu_pair(a):
+    doc, full = load(a.json), load(a.full)
+    th = read_threads(a.workload)
+    if "cs-ping" not in th:
+        fail("%s: no THREAD line for cs-ping" % a.workload)
+        return
+    tid = th["cs-ping"][0]
+    ss, sf = pair_stats(a.summary), pair_stats(a.full_summary)
+    for k in ("offcpu_switches", "offcpu_every_mean"):
+        if k not in ss or k not in sf:
+            fail("no %s in the --stats lines" % k)
+            return
+    print("MEASURE: offcpu-pair: switch-outs seen: %d sampled, %d full; "
+          "N %.1f on average sampled (%d stacks), %.1f full (%d stacks, "
+          "%d lost)" %
+          (ss["offcpu_switches"], sf["offcpu_switches"],
+           ss["offcpu_every_mean"], ss.get("offcpu_stacks", 0),
+           sf["offcpu_every_mean"], sf.get("offcpu_stacks", 0),
+           full.get("offcpu_lost", 0)))
+    if abs(ss["offcpu_switches"] - sf["offcpu_switches"]) > \
+            0.01 * sf["offcpu_switches"]:
+        unmet_setup("the two recorders saw %d and %d switch-outs: not "
+                    "the same switches" %
+                    (ss["offcpu_switches"], sf["offcpu_switches"]))
+    if sf["offcpu_every_mean"] != 1.0:
+        unmet_setup("the full recording's N is %.1f, not 1" %
+                    sf["offcpu_every_mean"])
+    if ss["offcpu_every_mean"] <= 1.0:
+        fail("the sampled recording took every switch's stack (N %.1f)" %
+             ss["offcpu_every_mean"])
+    flost = full.get("offcpu_lost", 0)
+    if flost > 0.01 * max(1, full.get("offcpu_samples", 0)):
+        unmet_setup("the full recording lost %d of %d stacks: not the "
+                    "whole truth" % (flost, full.get("offcpu_samples", 0)))
+
+    def mine(d):
+        return [s for s in d["stacks"] if s.get("event") == "offcpu" and
+                s["tid"] == tid]
+    for d, n in ((doc, "sampled"), (full, "full")):
+        if any(s.get("thread") == "cs-pong" for s in d["stacks"]):
+            fail("%s: cs-pong stacks, but its process was not a target" % n)
+    ms, mf = mine(doc), mine(full)
+    ns, nf = sum(s["offcpu_ns"] for s in ms), sum(s["offcpu_ns"] for s in mf)
+    cs, cf = sum(s["count"] for s in ms), sum(s["count"] for s in mf)
+    if not ns or not nf:
+        fail("no off-CPU time of cs-ping (sampled %d ns, full %d ns)" %
+             (ns, nf))
+        return
+    print("MEASURE: offcpu-pair: cs-ping: off-CPU %.3f s sampled = %.1f %% "
+          "of %.3f s full; %d switch-outs = %.1f %% of %d (getrusage %d)" %
+          (ns / 1e9, pct(ns, nf), nf / 1e9, cs, pct(cs, cf), cf,
+           th["cs-ping"][1]))
+    # what the sampled recorder's intervals hold beyond the full one's, per
+    # switch-out: the full program's own time at cs-ping's switch-in after
+    # it read the clock (its END record, the leaving task's lookups), less
+    # the sampled program's captures (in the full one's intervals); both
+    # fall on a switch-out whatever its stack
+    extra = (ns - nf) / cf if cf else 0.0
+    print("MEASURE: offcpu-pair: the sampled recording's intervals hold "
+          "%+.0f ns a switch-out beyond the full one's (%+.1f %% of its "
+          "mean %.0f ns)" % (extra, 100 * extra * cf / nf, nf / cf))
+    if not 90 <= pct(ns, nf) <= 110:
+        unmet_setup("cs-ping: off-CPU %.1f %% of the full recording's: "
+                    "the two recorders did not see the same intervals" %
+                    pct(ns, nf))
+    if not 97 <= pct(cs, cf) <= 103:
+        unmet_setup("cs-ping: %d switch-outs, the full recording %d" %
+                    (cs, cf))
+    if unmet:
+        print("INFO: offcpu-pair: the two recordings did not see the same "
+              "intervals: shares not compared")
+        return
+    for what, key in (
+            ("stack", lambda s: (s.get("preempted"),) +
+             tuple((f["type"], fname(f)) for f in s["frames"])),
+            ("user frames", lambda s: tuple(user_names(s)))):
+        gs, gf, graw = (collections.Counter(), collections.Counter(),
+                         collections.Counter())
+        for s in ms:
+            gs[key(s)] += s["offcpu_ns"]
+        for s in mf:
+            graw[key(s)] += s["offcpu_ns"]
+            # the truth for the sampled recording: the full one's time
+            # and, per switch-out, what the sampled intervals hold beyond
+            gf[key(s)] += s["offcpu_ns"] + extra * s["count"]
+        worst, checked = 0.0, 0
+        for k in sorted(gf, key=lambda k: -gf[k]):
+            shf, sh = gf[k] / ns, gs[k] / ns
+            if shf < 0.01:
+                continue
+            checked += 1
+            d = sh - shf
+            worst = max(worst, abs(d))
+            # root first, as collapsed shows it
+            names = [x[1] if isinstance(x, tuple) else x
+                     for x in reversed(k) if not isinstance(x, bool)]
+            label = ";".join(n for n in names if n is not None)
+            if k and k[0] is True:
+                label += " (preempted)"
+            print("MEASURE: offcpu-pair: %s %s: share %.2f %% sampled, "
+                  "%.2f %% full (%+.2f points, %+.1f %% relative; %.2f %% "
+                  "in the full recording as it is)" %
+                  (what, label, 100 * sh, 100 * shf, 100 * d,
+                   100 * d / shf, 100 * graw[k] / nf))
+            if abs(d) > a.tol / 100:
+                fail("cs-ping: %s %s: share %.2f %% sampled, %.2f %% full: "
+                     "%.2f points apart (> %g)" %
+                     (what, label, 100 * sh, 100 * shf, 100 * abs(d),
+                      a.tol))
+        print("MEASURE: offcpu-pair: largest share difference per %s "
+              "%.2f points (%d of >= 1 %% of the truth; "
+              "tolerance %g)" % (what, 100 * worst, checked, a.tol))
+        if checked < 2:
+            fail("cs-ping: %d %s groups of >= 1 %%: want its two waits" %
+                 (checked, what))
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -1272,11 +1439,19 @@ def main():
     p.add_argument("--full-workload", required=True)
     p.add_argument("--summary")
     p.add_argument("--report")
+    p = sub.add_parser("offcpu-pair")
+    p.add_argument("json")
+    p.add_argument("--full", required=True)
+    p.add_argument("--workload", required=True)
+    p.add_argument("--summary", required=True)
+    p.add_argument("--full-summary", required=True)
+    p.add_argument("--tol", type=float, default=5.0)
     a = ap.parse_args()
     {"vthreads": cmd_vthreads, "pinned": cmd_pinned,
      "report-pinned": cmd_report_pinned, "offcpu": cmd_offcpu,
-     "offcpu-sampled": cmd_offcpu_sampled}[a.cmd](a)
-    return 1 if failures else 0
+     "offcpu-sampled": cmd_offcpu_sampled,
+     "offcpu-pair": cmd_offcpu_pair}[a.cmd](a)
+    return 1 if failures else 3 if unmet else 0
 
 
 if __name__ == "__main__":

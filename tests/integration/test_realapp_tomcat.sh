@@ -7,7 +7,14 @@
 # present, JDK 25. Then a few seconds of -e alloc,lock under the same load
 # (realapp_events_check.py): the request threads allocate, >= 99 % of the
 # alloc stacks whole, each event's class its leaf frame, sane estimates;
-# the top allocation and lock sites printed.
+# the top allocation and lock sites printed. Last, with the load stopped,
+# two recorders of -e cpu,offcpu at once, every switch's stack and the
+# default off-CPU sampling, over REALAPP_OFFCPU_SECONDS of the same load
+# (realapp_lib.sh, realapp_offcpu): the server threads' off-CPU stacks,
+# grouped by thread pool and their innermost Java frames, have in the
+# sampled recording the shares of the full one within 5 points
+# (realapp_offcpu_check.py; a run where one recording was not the truth
+# for the other, the check says why, is made once more).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/realapp_lib.sh"
 need_jdk17
@@ -17,14 +24,18 @@ TC=/usr/share/tomcat10
 	skip_or_fail "Tomcat 10 not installed (tomcat10-common, libtomcat10-java: make deps)"
 MIN=${REALAPP_MIN_TOMCAT:-99.8}
 
-# a CATALINA_BASE: one HTTP connector, the default and JSP servlets, a page
+# a CATALINA_BASE: one HTTP connector, the default and JSP servlets, a page.
+# selectorTimeout: an idle poller waits in its select() up to 30 s, not 1 s,
+# so that with no load the server threads do not leave the CPU: the second
+# off-CPU recorder then starts where the first one is, with no wait begun
+# between the two attaches that only the first would count
 tc_base() { # DIR PORT
 	mkdir -p "$1/conf" "$1/logs" "$1/temp" "$1/work" "$1/webapps/ROOT"
 	cat > "$1/conf/server.xml" <<EOF
 <Server port="-1" shutdown="SHUTDOWN">
   <Service name="Catalina">
     <Connector port="$2" address="127.0.0.1" protocol="HTTP/1.1"
-               maxThreads="8" />
+               maxThreads="8" selectorTimeout="30000" />
     <Engine name="Catalina" defaultHost="localhost">
       <Host name="localhost" appBase="webapps" autoDeploy="false"
             unpackWARs="false" />
@@ -100,6 +111,12 @@ EOF
 	bg "$LOADPID"
 }
 
+# the load of the off-CPU comparison: on until 3 s after the recorders
+# stop
+offcpu_load() {
+	http_load "$port" $((REALAPP_OFFCPU_SECONDS + 3))
+}
+
 rc=0
 jdks=$(test_jdks) || rc=1
 for jdk in $jdks; do
@@ -126,6 +143,17 @@ for jdk in $jdks; do
 	realapp_events "tomcat-$v" "$jpid" '^http-nio-.*-exec-' || rc=1
 	kill "$LOADPID" 2>/dev/null
 	wait "$LOADPID" 2>/dev/null
+	realapp_offcpu "tomcat-$v" "$jpid" '^http-nio-' offcpu_load
+	orc=$?
+	wait "$LOADPID" 2>/dev/null
+	case $orc in
+	0) ;;
+	3)	echo "INFO: $v: one off-CPU recording was not the truth for the other: once more"
+		realapp_offcpu "tomcat-$v-2" "$jpid" '^http-nio-' offcpu_load ||
+			{ rc=1; echo "FAIL: $v: off-CPU shares, twice"; }
+		wait "$LOADPID" 2>/dev/null ;;
+	*) rc=1 ;;
+	esac
 	stop_app "$jpid"
 done
 exit $rc

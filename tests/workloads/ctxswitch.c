@@ -12,10 +12,15 @@
  * cs_spin) without syscalls: with more runnable threads than CPUs they
  * leave the CPU only by preemption.
  *
- * Usage: ctxswitch SECONDS [SPINNERS [GOFILE|- [CPU]]]
+ * Usage: ctxswitch SECONDS [SPINNERS [GOFILE|- [CPU|- [fork|- [SLOW]]]]]
  * Prints "READY pid"; with GOFILE, waits until that file exists; starts
- * the threads (with CPU, the two ping-pong threads are bound to it);
- * prints "START ping_tid pong_tid", runs SECONDS, ends the
+ * the threads (with CPU, the two ping-pong threads are bound to it; with
+ * "fork", cs-pong runs in a child process, "CHILD pid", so that a recording
+ * of pid has cs-ping and not cs-pong; with SLOW > 0, every SLOW-th round
+ * cs-ping asks through cs_exchange_slow instead, and cs-pong answers that
+ * after a 100 us sleep: cs-ping then waits in two places, most rounds
+ * briefly, now and then long); prints "START ping_tid pong_tid", runs
+ * SECONDS, ends the
  * threads and prints per thread, measured by the thread itself from its
  * start to its end,
  *   THREAD name tid switches=N cpu_ns=N wall_ns=N steal_ns=N involuntary=N
@@ -32,8 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,10 +48,9 @@
 
 static int to_pong[2], to_ping[2];
 static volatile int stop;
+static int slow_every;	/* every slow_every-th round through cs_exchange_slow */
 static volatile unsigned long spin_sink;
 static unsigned long rounds;
-static pthread_mutex_t tid_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t tid_cond = PTHREAD_COND_INITIALIZER;
 
 static double now(void)
 {
@@ -83,17 +89,32 @@ __attribute__((noinline)) long cs_sys_write(int fd, const void *buf, size_t n)
 }
 
 /* ping: send 'x' on wfd, then wait for the answer on rfd; pong: wait for
- * a byte on rfd and answer it, unless it is 'q' (the end). Returns the byte
- * read, -1 on an error. */
+ * a byte on rfd and answer it ('s': after a 100 us sleep), unless it is
+ * 'q' (the end). Returns the byte read, -1 on an error. */
 __attribute__((noinline)) int cs_exchange(int rfd, int wfd, int ping)
 {
+	const struct timespec slow = { 0, 100000 };
 	char c = 'x';
 
 	if (ping && cs_sys_write(wfd, &c, 1) != 1)
 		return -1;
 	if (cs_sys_read(rfd, &c, 1) != 1)
 		return -1;
+	if (!ping && c == 's')
+		nanosleep(&slow, NULL);
 	if (!ping && c != 'q' && cs_sys_write(wfd, &c, 1) != 1)
+		return -1;
+	return c;
+}
+
+/* ping's slow round: send 's', wait for the answer */
+__attribute__((noinline)) int cs_exchange_slow(int rfd, int wfd)
+{
+	char c = 's';
+
+	if (cs_sys_write(wfd, &c, 1) != 1)
+		return -1;
+	if (cs_sys_read(rfd, &c, 1) != 1)
 		return -1;
 	return c;
 }
@@ -110,7 +131,8 @@ struct cs_thread {
 	long long steal_ns;	/* the host's steal time meanwhile, all CPUs */
 };
 
-static struct cs_thread threads[2 + MAX_SPIN];	/* ping, pong, spinners */
+/* ping, pong, spinners; shared with the child that runs pong (fork) */
+static struct cs_thread *threads;
 
 static long long clock_ns(clockid_t c)
 {
@@ -146,10 +168,7 @@ static void thread_begin(struct cs_thread *t)
 	pthread_setname_np(pthread_self(), t->name);
 	t->steal_ns = steal_ns();
 	t->wall_ns = clock_ns(CLOCK_MONOTONIC);
-	pthread_mutex_lock(&tid_lock);
-	t->tid = (pid_t)syscall(SYS_gettid);
-	pthread_cond_broadcast(&tid_cond);
-	pthread_mutex_unlock(&tid_lock);
+	__atomic_store_n(&t->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 }
 
 static void thread_end(struct cs_thread *t)
@@ -171,16 +190,26 @@ __attribute__((noinline)) void cs_ping_loop(void)
 
 	/* only ping looks at stop: it tells pong to end with a 'q', so that
 	 * neither is left waiting for the other */
-	while (!stop && cs_exchange(to_ping[0], to_pong[1], 1) == 'x')
+	while (!stop) {
+		int slow = slow_every > 0 && (n + 1) % slow_every == 0;
+		int c = slow ? cs_exchange_slow(to_ping[0], to_pong[1]) :
+			       cs_exchange(to_ping[0], to_pong[1], 1);
+
+		if (c != 'x' && c != 's')
+			break;
 		n++;
+	}
 	rounds = n;
 	cs_sys_write(to_pong[1], "q", 1);
 }
 
 __attribute__((noinline)) void cs_pong_loop(void)
 {
-	while (cs_exchange(to_pong[0], to_ping[1], 0) == 'x')
-		;
+	int c;
+
+	do
+		c = cs_exchange(to_pong[0], to_ping[1], 0);
+	while (c == 'x' || c == 's');
 }
 
 __attribute__((noinline)) void *cs_ping_thread(void *arg)
@@ -221,13 +250,22 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 5, t0, t1;
 	int nspin = argc > 2 ? atoi(argv[2]) : 0, n;
 	const char *go = argc > 3 && strcmp(argv[3], "-") ? argv[3] : NULL;
-	int cpu = argc > 4 ? atoi(argv[4]) : -1;
+	int cpu = argc > 4 && strcmp(argv[4], "-") ? atoi(argv[4]) : -1;
+	int fork_pong = argc > 5 && !strcmp(argv[5], "fork");
 	void *(*fn)(void *);
+	pid_t child = 0;
 	cpu_set_t set;
 
+	slow_every = argc > 6 ? atoi(argv[6]) : 0;
 	if (nspin > MAX_SPIN)
 		nspin = MAX_SPIN;
 	n = 2 + nspin;
+	threads = mmap(NULL, sizeof(*threads) * (2 + MAX_SPIN),
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (threads == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
 	if (pipe(to_pong) || pipe(to_ping)) {
 		perror("pipe");
 		return 1;
@@ -237,7 +275,18 @@ int main(int argc, char **argv)
 	while (go && access(go, F_OK) != 0)
 		usleep(10000);
 	t0 = now();
+	if (fork_pong) {
+		fflush(stdout);
+		child = fork();
+		if (child < 0) {
+			perror("fork");
+			return 1;
+		}
+	}
 	for (int i = 0; i < n; i++) {
+		/* fork: pong in the child, the others in the parent */
+		if (fork_pong && (i == 1) != (child == 0))
+			continue;
 		fn = i == 0 ? cs_ping_thread : i == 1 ? cs_pong_thread :
 		     cs_spin_thread;
 		if (i < 2)
@@ -256,17 +305,24 @@ int main(int argc, char **argv)
 			pthread_setaffinity_np(threads[i].th, sizeof(set), &set);
 		}
 	}
-	pthread_mutex_lock(&tid_lock);
+	if (fork_pong && child == 0) {
+		pthread_join(threads[1].th, NULL);
+		_exit(0);
+	}
 	for (int i = 0; i < n; i++)
-		while (!threads[i].tid)
-			pthread_cond_wait(&tid_cond, &tid_lock);
-	pthread_mutex_unlock(&tid_lock);
+		while (!__atomic_load_n(&threads[i].tid, __ATOMIC_ACQUIRE))
+			usleep(1000);
+	if (child)
+		printf("CHILD %d\n", child);
 	printf("START %d %d\n", threads[0].tid, threads[1].tid);
 	fflush(stdout);
 	usleep((useconds_t)(secs * 1e6));
 	stop = 1;
 	for (int i = 0; i < n; i++)
-		pthread_join(threads[i].th, NULL);
+		if (i != 1 || !child)
+			pthread_join(threads[i].th, NULL);
+	if (child && waitpid(child, NULL, 0) != child)
+		perror("waitpid");
 	t1 = now();
 	for (int i = 0; i < n; i++)
 		printf("THREAD %s %d switches=%ld cpu_ns=%lld wall_ns=%lld "
