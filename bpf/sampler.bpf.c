@@ -341,18 +341,35 @@ static __always_inline void jt_word(__s32 off, __u32 size, __s32 *lo,
 		*hi = off + size;
 }
 
+/*
+ * [lo, lo + span) of the words at these offsets, (span << 32) | lo; span
+ * 0 when they are too far apart. Global: checked once, not on each of the
+ * paths thread_lookups() is reached on.
+ */
+__noinline __u64 jt_span_of(__s32 off_state, __s32 off_last_sp,
+			    __s32 off_last_pc, __s32 off_last_fp,
+			    __s32 off_cont_entry)
+{
+	__s32 lo = 0x7fffffff, hi = -1;
+	__u32 span;
+
+	jt_word(off_state, 4, &lo, &hi);
+	jt_word(off_last_sp, 8, &lo, &hi);
+	jt_word(off_last_pc, 8, &lo, &hi);
+	jt_word(off_last_fp, 8, &lo, &hi);
+	jt_word(off_cont_entry, 8, &lo, &hi);
+	span = hi > lo && hi - lo <= JT_SPAN_MAX ? hi - lo : 0;
+	return (__u64)span << 32 | (__u32)lo;
+}
+
 static __always_inline void jt_span(struct thread_cache *c)
 {
 	const struct asgst_jthread *jt = &c->jt;
-	__s32 lo = 0x7fffffff, hi = -1;
+	__u64 v = jt_span_of(jt->off_state, jt->off_last_sp, jt->off_last_pc,
+			     jt->off_last_fp, jt->off_cont_entry);
 
-	jt_word(jt->off_state, 4, &lo, &hi);
-	jt_word(jt->off_last_sp, 8, &lo, &hi);
-	jt_word(jt->off_last_pc, 8, &lo, &hi);
-	jt_word(jt->off_last_fp, 8, &lo, &hi);
-	jt_word(jt->off_cont_entry, 8, &lo, &hi);
-	c->jt_lo = lo;
-	c->jt_span = hi > lo && hi - lo <= JT_SPAN_MAX ? hi - lo : 0;
+	c->jt_lo = (__s32)(__u32)v;
+	c->jt_span = v >> 32;
 }
 
 /* the lookups an entry keeps until user space changes the maps */

@@ -80,6 +80,7 @@ struct pipeline {
 	size_t procs_cap;
 	size_t procs_n;
 	size_t attaching;		/* procs with attach_child > 0 */
+	bool priming;			/* pipeline__prime, before sampling */
 	/* the containers' names last looked up (service.h): a container's
 	 * processes ask for the same one, and its runtime's file is big */
 	struct {

@@ -440,6 +440,32 @@ static void proc_try_python(struct pipeline *pl, struct proc_state *ps,
 	}
 }
 
+
+/* a mapping of a libjvm.so in maps text */
+static bool maps_text_jvm(const char *text, size_t len)
+{
+	return memmem(text, len, "/libjvm.so\n", 11) != NULL;
+}
+
+/* the same of pid's /proc/PID/maps; false when it cannot be read */
+static bool maps_name_jvm(pid_t pid)
+{
+	char path[64], *text = NULL;
+	size_t len = 0;
+	bool jvm = false;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (!maps__slurp(fd, &text, &len))
+		jvm = maps_text_jvm(text, len);
+	free(text);
+	close(fd);
+	return jvm;
+}
+
 /* a new slot for pid (the table grown if need be); NULL: no memory */
 static struct proc_state *proc_add(struct pipeline *pl, pid_t pid)
 {
@@ -485,8 +511,13 @@ struct proc_state *procs__get(struct pipeline *pl, pid_t pid,
 	if (ps->foreign)
 		return ps;
 	proc_name_service(pl, ps);
-	/* the sample that brought us here is the next to be queued */
-	if (symbolizer__is_jvm(pl->sz, pid))
+	/*
+	 * The sample that brought us here is the next to be queued. Before
+	 * sampling starts, the maps' text tells a JVM: the symbolizer's read
+	 * opens every module (libjvm's symbols and CFI, some 20 ms), which
+	 * the first decode does as well, after the first samples came.
+	 */
+	if (pl->priming ? maps_name_jvm(pid) : symbolizer__is_jvm(pl->sz, pid))
 		proc_became_jvm(pl, ps, pl->decode_seq + pl->queue.n);
 	else
 		proc_try_python(pl, ps, thread_comm);
@@ -1152,7 +1183,12 @@ void pipeline__jvm_mapped(struct pipeline *pl, pid_t pid, bool may_add)
 
 int pipeline__prime(struct pipeline *pl, pid_t pid)
 {
-	return procs__get(pl, pid, "") ? 0 : -ENOMEM;
+	struct proc_state *ps;
+
+	pl->priming = true;
+	ps = procs__get(pl, pid, "");
+	pl->priming = false;
+	return ps ? 0 : -ENOMEM;
 }
 
 /* -a: JVMs already running get their stack window from the first sample */
@@ -1177,11 +1213,11 @@ int pipeline__prime_jvms(struct pipeline *pl)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		/* a cheap look first: only JVMs are read in full, and
+		/* a cheap look first: only JVMs are primed, and
 		 * processes that may be CPython (their frames are walked
 		 * from their first sample on) */
 		if (!maps__slurp(fd, &text, &len) &&
-		    (memmem(text, len, "/libjvm.so\n", 11) ||
+		    (maps_text_jvm(text, len) ||
 		     memmem(text, len, "/python3", 8) ||
 		     memmem(text, len, "/libpython3", 11))) {
 			pipeline__prime(pl, (pid_t)pid);
