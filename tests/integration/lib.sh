@@ -120,3 +120,17 @@ wait_file() {
 	while [ ! -e "$1" ] && [ "$_n" -gt 0 ]; do sleep 0.1; _n=$((_n - 1)); done
 	[ -e "$1" ]
 }
+
+# wait_link PID LOG: until recorder PID's sampler has a BPF link open (its
+# sched_switch tracepoint: -e offcpu; loading takes seconds on a busy
+# host); 1, LOG printed, when the recorder exits or 30 s pass first
+wait_link() {
+	_n=300
+	while ! grep -qs '^link_type:' /proc/$1/fdinfo/* && [ "$_n" -gt 0 ]; do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1; _n=$((_n - 1))
+	done
+	grep -qs '^link_type:' /proc/$1/fdinfo/* && return 0
+	cat "$2"
+	return 1
+}

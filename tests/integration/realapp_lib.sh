@@ -75,18 +75,6 @@ realapp_events() {
 	$ECHECK "$TMP/$_name.json" --name "$_name" --thread "$3"
 }
 
-# realapp_wait_link PID NAME: until recorder PID's sched_switch link is
-# open (-e offcpu); 1 when it exits or 30 s pass first
-realapp_wait_link() {
-	_n=300
-	while ! grep -qs '^link_type:' /proc/$1/fdinfo/* && [ "$_n" -gt 0 ]; do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1; _n=$((_n - 1))
-	done
-	grep -qs '^link_type:' /proc/$1/fdinfo/* ||
-		{ cat "$TMP/$2.log"; echo "FAIL: $2: the sampler never attached"; return 1; }
-}
-
 # realapp_offcpu NAME PID REGEX LOAD...: the same load seen by two
 # recorders of PID at once, -e cpu,offcpu with every switch's stack
 # (--offcpu-sample 1, attached first: $TMP/NAME-off-full.json) and with
@@ -105,11 +93,16 @@ realapp_offcpu() {
 		--ring-buffer 256 -d 600 -q --stats -o "$TMP/$_name-full.json" \
 		> "$TMP/$_name-full.log" 2>&1 &
 	_full=$!
-	realapp_wait_link "$_full" "$_name-full" || return 1
+	wait_link "$_full" "$TMP/$_name-full.log" ||
+		{ echo "FAIL: $_name-full: the sampler never attached"; return 1; }
 	"$ASGST" record -p "$_pid" -e cpu,offcpu -d 600 -q --stats \
 		-o "$TMP/$_name.json" > "$TMP/$_name.log" 2>&1 &
 	_samp=$!
-	realapp_wait_link "$_samp" "$_name" || { kill -INT "$_full"; return 1; }
+	wait_link "$_samp" "$TMP/$_name.log" || {
+		echo "FAIL: $_name: the sampler never attached"
+		kill -INT "$_full"
+		return 1
+	}
 	sleep 1			# both have opened the JVM's code map
 	"$@"
 	sleep "$REALAPP_OFFCPU_SECONDS"

@@ -39,17 +39,6 @@ RCHECK="python3 $TOP/tests/integration/runtime_check.py"
 # run-queue time, ~9 us ahead of the switch here), so its own wall - CPU
 # falls short of the time it was off the CPU by that much a wake-up, and
 # the threads' figures would not be a reference for the recording's.
-# wait_link PID NAME: until recorder PID's sampler is on, its
-# sched_switch link open (loading takes seconds on a busy host)
-wait_link() {
-	_n=300
-	while ! grep -qs '^link_type:' /proc/$1/fdinfo/* && [ "$_n" -gt 0 ]; do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1; _n=$((_n - 1))
-	done
-	grep -qs '^link_type:' /proc/$1/fdinfo/* ||
-		{ cat "$TMP/$2.log"; fail "record $2: the sampler never attached"; }
-}
 # run NAME SECONDS SPINNERS: start ctxswitch waiting for its go file,
 # record it with $RARGS (until it exits), let its threads run SECONDS once
 # the sampler is on; sets WPID
@@ -61,7 +50,8 @@ run() {
 	grep -q '^READY' "$TMP/$1.out" || fail "ctxswitch did not start"
 	"$ASGST" record -p "$WPID" -d $(($2 + 30)) $RARGS > "$TMP/$1.log" 2>&1 &
 	_r=$!
-	wait_link "$_r" "$1"
+	wait_link "$_r" "$TMP/$1.log" ||
+		fail "record $1: the sampler never attached"
 	sleep 0.3
 	touch "$TMP/$1.go"
 	wait $_r || { cat "$TMP/$1.log"; fail "record $1 failed"; }
@@ -123,11 +113,13 @@ pair() { # NAME
 		-e offcpu --offcpu-sample 1 --ring-buffer 256 \
 		-o "$TMP/$1-full.json" > "$TMP/$1-full.log" 2>&1 &
 	_full=$!
-	wait_link "$_full" "$1-full"
+	wait_link "$_full" "$TMP/$1-full.log" ||
+		fail "record $1-full: the sampler never attached"
 	$PIN "$ASGST" record -p "$WPID" -d $((PAIR_SECONDS + 30)) --stats \
 		-e offcpu -o "$TMP/$1.json" > "$TMP/$1.log" 2>&1 &
 	_pair=$!
-	wait_link "$_pair" "$1"
+	wait_link "$_pair" "$TMP/$1.log" ||
+		fail "record $1: the sampler never attached"
 	sleep 0.3
 	touch "$TMP/$1.go"
 	wait $_full || { cat "$TMP/$1-full.log"; fail "record $1-full failed"; }

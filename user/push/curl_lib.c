@@ -24,7 +24,7 @@ static bool sym(void *h, const char *name, void *slot)
 
 	if (!p) {
 		snprintf(open_err, sizeof(open_err),
-			 "%s has no %s (libcurl 7.80 or later is needed)",
+			 "%s has no %s (libcurl 7.68 or later is needed)",
 			 CURL_SONAME, name);
 		return false;
 	}
