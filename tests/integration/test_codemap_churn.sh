@@ -116,6 +116,13 @@ again=$(sed -n 's/.* \([0-9]*\) stacks.*/\1/p' "$TMP/report.log" | head -n 1)
 echo "INFO: start: report of the raw recording: $again stacks, live $live"
 [ -n "$live" ] && [ "$live" = "$again" ] ||
 	{ echo "FAIL: start: report gives $again stacks, the live run $live"; rc=1; }
+# code loaded and unloaded all along, generations handed over: the stack
+# memo (profile/stack_memo.h) must change nothing of the decode
+ASGST_STACK_MEMO=0 "$ASGST" report -i "$TMP/start.asgst" \
+	-o "$TMP/start-report0.json" > "$TMP/report0.log" 2>&1 ||
+	{ cat "$TMP/report0.log"; fail "report without the stack memo failed"; }
+cmp -s "$TMP/start-report.json" "$TMP/start-report0.json" ||
+	{ echo "FAIL: start: the report with the stack memo differs from the one without"; rc=1; }
 $CHECK_CHURN whole "$TMP/start-report.json" --pid "$JPID" --min 99 |
 	sed 's/^/start-report: /' | tee "$TMP/rep.whole"
 grep -q "^start-report: FAIL" "$TMP/rep.whole" && rc=1

@@ -21,10 +21,24 @@ print("INFO: report == live: %d samples, %d stacks" % (a["samples"], len(a["stac
 PY
 # a JVM (agent at start, JIT code, a JNI library): report after it exited
 need_jdk17
-"$ASGST" record -q -F 199 -o "$TMP/j.asgst" -o "$TMP/jlive.json" -- \
+"$ASGST" record -q --stats -F 199 -o "$TMP/j.asgst" -o "$TMP/jlive.json" -- \
 	"$JDK17/bin/java" -agentpath:"$AGENT" -Djava.library.path="$WL" \
-	-cp "$WL/classes" Demo 3 > /dev/null || fail "record of the JVM failed"
+	-cp "$WL/classes" Demo 3 > /dev/null 2> "$TMP/j.err" ||
+	{ cat "$TMP/j.err"; fail "record of the JVM failed"; }
 "$ASGST" report -q -i "$TMP/j.asgst" -o "$TMP/jrep.json" || fail "report of the JVM failed"
+# the stack memo (profile/stack_memo.h) and the walk's native tails
+# (decode/walk.h) spare work and change nothing: they served samples of
+# this run (its JIT busy warming up), and the file decoded without them
+# (ASGST_STACK_MEMO=0) gives the same bytes
+hits=$(sed -n 's/.*stack_memo_hits=\([0-9]*\).*/\1/p' "$TMP/j.err")
+tails=$(sed -n 's/.*walk_tail_hits=\([0-9]*\).*/\1/p' "$TMP/j.err")
+[ "${hits:-0}" -gt 0 ] || { cat "$TMP/j.err"; fail "the stack memo served no sample"; }
+[ "${tails:-0}" -gt 0 ] || { cat "$TMP/j.err"; fail "no native tail was replayed"; }
+ASGST_STACK_MEMO=0 "$ASGST" report -q -i "$TMP/j.asgst" -o "$TMP/jrep0.json" ||
+	fail "report of the JVM without the stack memo failed"
+cmp -s "$TMP/jrep.json" "$TMP/jrep0.json" ||
+	fail "the JVM's report with the stack memo differs from the one without"
+echo "INFO: stack memo: $hits samples served live, $tails native tails replayed; the report the same without them"
 python3 - "$TMP/jlive.json" "$TMP/jrep.json" <<'PY' || fail "JVM report differs from the live decode"
 import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))

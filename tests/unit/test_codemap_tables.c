@@ -313,6 +313,48 @@ static void test_caps(void **state)
 	assert_true(cm_tables__bytes(tb) > 0);
 }
 
+/*
+ * The stamp a memo of answers keeps (cm_tables__stamp): a record, a
+ * prune that freed something and a new generation each make a new one;
+ * the horizon is the newest record's time or the pruning's, whichever
+ * is later. Lookups at two times past the horizon answer the same.
+ */
+static void test_stamp(void **state)
+{
+	struct fx *fx = *state;
+	struct cm_tables *tb = &fx->tb;
+	uint64_t h, s0, s1, s2, s3;
+
+	s0 = cm_tables__stamp(tb, &h);
+	assert_int_equal(h, 0);
+	code(fx, 100, 0x7000000, 0x1000);
+	assert_int_equal(apply(fx), 0);
+	s1 = cm_tables__stamp(tb, &h);
+	assert_true(s1 != s0);
+	assert_int_equal(h, 100);
+	assert_ptr_equal(cm_tables__find(tb, 0x7000050, 150),
+			 cm_tables__find(tb, 0x7000050, 900));
+	/* a record older than the newest: a new stamp, the same horizon */
+	add_unload(&fx->w, 90, 0x7000000, 0x1000);
+	assert_int_equal(apply(fx), 0);
+	s2 = cm_tables__stamp(tb, &h);
+	assert_true(s2 != s1);
+	assert_int_equal(h, 100);
+	/* a prune that frees nothing keeps the stamp, moves the horizon */
+	assert_int_equal(cm_tables__prune(tb, 50), 0);
+	assert_int_equal(cm_tables__stamp(tb, &h), s2);
+	assert_int_equal(h, 100);
+	assert_int_equal(cm_tables__prune(tb, 150), 1);
+	s3 = cm_tables__stamp(tb, &h);
+	assert_true(s3 != s2);
+	assert_int_equal(h, 150);
+	assert_int_equal(cm_tables__prune(tb, 400), 0);
+	assert_int_equal(cm_tables__stamp(tb, &h), s3);
+	assert_int_equal(h, 400);
+	cm_tables__next_generation(tb);
+	assert_true(cm_tables__stamp(tb, &h) != s3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +366,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_records, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_caps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamp, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,6 +44,7 @@ struct capture {
 	void *fn_ctx;
 	int consumed;
 	bool stop;
+	uint64_t consume_ns;	/* while consuming: when it started */
 	uint32_t freq_hz;
 	bool want_cpu;		/* cpu-clock events, opened by start */
 	bool started;
@@ -711,8 +712,11 @@ static int run(struct capture *c, int timeout_ms, bool wait,
 	if (wait)
 		ret = ring__wait(c->ring, timeout_ms);
 	/* the kernel side skips most wakeups: take what is there anyway */
-	if (ret >= 0 && !c->stop)
+	if (ret >= 0 && !c->stop) {
+		c->consume_ns = clock__mono_ns();
 		ret = ring__consume(c->ring, on_record, c);
+		c->consume_ns = 0;
+	}
 	/* the kernel wakes the reader by what it has not read yet */
 	c->skel->bss->reader_pos = ring__read_pos(c->ring);
 	c->fn = NULL;
@@ -736,6 +740,11 @@ size_t capture__held_bytes(const struct capture *c)
 size_t capture__ring_bytes(const struct capture *c)
 {
 	return c ? ring__size(c->ring) : 0;
+}
+
+uint64_t capture__consume_ns(const struct capture *c)
+{
+	return c ? c->consume_ns : 0;
 }
 
 int capture__poll(struct capture *c, int timeout_ms, capture_sample_fn fn,

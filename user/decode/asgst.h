@@ -204,6 +204,16 @@ struct asgst_ctx {
 	 * Java frame (and its inlined ones) the pc of the PcDesc that names
 	 * its bci in the nmethod, stable per call site and bci; else 0 */
 	uint64_t *frame_pcs;
+	/*
+	 * optional (walk.c, walk_tail_*): the native frames below each
+	 * thread's entry into Java as its last walk found them, kept while
+	 * tail_stamp (the caller's: what the process's maps, CFI and code
+	 * map answer) stays and the sample's time and theirs are at or after
+	 * tail_horizon (the code map's newest record)
+	 */
+	struct walk_tails *tails;
+	uint64_t tail_stamp[3];
+	uint64_t tail_horizon;
 	/* after asgst_decode(): */
 	int32_t error;			/* 0 or ASGST_Error */
 	uint64_t stop_pc;		/* pc where the walk stopped */

@@ -166,6 +166,9 @@ static void walk_start(struct walk *w, const struct asgst_ctx *ctx,
 	w->depth = depth;
 	w->flags = ctx->frame_flags;
 	w->pcs = ctx->frame_pcs;
+	w->tails = ctx->tails;
+	w->tail_stamp = ctx->tail_stamp;
+	w->tail_horizon = ctx->tail_horizon;
 }
 
 static bool has_window(const struct sample *s)
@@ -375,7 +378,130 @@ struct decoder {
 	 * are st's own: interned[i - int_lo] */
 	uint32_t int_lo, int_n;
 	uint8_t interned[TRACE_MAX_FRAMES];
+	/* decoder__set_memo */
+	decoder_memo_fn memo_fn;
+	void *memo_arg;
+	struct decode_key key;
+	bool key_ok;
+	/* decoder__set_stamp: the walk's native tails (walk.h) */
+	struct walk_tails *tails;	/* NULL: out of memory, none kept */
+	bool stamp_on;
+	uint64_t stamp[3];
+	uint64_t horizon;
 };
+
+void decoder__set_stamp(struct decoder *d, const uint64_t *stamp,
+			uint64_t horizon)
+{
+	d->stamp_on = stamp != NULL;
+	if (stamp)
+		memcpy(d->stamp, stamp, sizeof(d->stamp));
+	d->horizon = horizon;
+}
+
+void decoder__set_memo(struct decoder *d, decoder_memo_fn fn, void *arg)
+{
+	d->memo_fn = fn;
+	d->memo_arg = arg;
+}
+
+const struct decode_key *decoder__key(const struct decoder *d)
+{
+	return d->key_ok ? &d->key : NULL;
+}
+
+/* ---- the trace's key ------------------------------------------------------- */
+
+/* one serial round a word of each lane: multiply, fold the top down */
+static inline uint64_t kmix(uint64_t h, uint64_t v, uint64_t k)
+{
+	h = (h ^ v) * k;
+	return h ^ (h >> 31);
+}
+
+#define KA	0x9e3779b97f4a7c15ull
+#define KB	0xc2b2ae3d27d4eb4full
+
+static inline void key_word(struct decode_key *k, uint64_t v)
+{
+	k->a = kmix(k->a, v, KA);
+	k->b = kmix(k->b, v + 0x632be59bd9b4e019ull, KB);
+}
+
+/*
+ * The key of a trace: everything its frames and its fields are made from
+ * but the code map's and symbolizer's state (the caller's stamps): who
+ * and which event, the header words the kind, state and thread name come
+ * from, the kernel pcs, and the walk's frames with their crossing flags
+ * and code addresses, depth and end. A frame's three words are folded by
+ * independent multiplies before the one serial round a frame: two lanes,
+ * 128 bits, as the profile's own stack hash trusts.
+ */
+static void trace_key(struct decoder *d, const struct sample *s,
+		      uint32_t nk, bool is_jvm, const struct codemap *cm,
+		      const struct asgst_ctx *ctx, const ASGST_CallTrace *ct,
+		      int32_t n)
+{
+	const struct asgst_sample_hdr *h = s->hdr;
+	struct decode_key k = { 0x243f6a8885a308d3ull, 0x13198a2e03707344ull };
+	uint64_t comm[2];
+
+	memcpy(comm, h->comm, sizeof(comm));
+	key_word(&k, (uint64_t)h->pid << 32 | h->tid);
+	key_word(&k, (uint64_t)h->ns_tid << 32 | h->event);
+	key_word(&k, (uint64_t)h->flags << 32 | nk);
+	key_word(&k, h->jt_state);
+	key_word(&k, h->jt_cont_entry);
+	key_word(&k, comm[0]);
+	key_word(&k, comm[1]);
+	for (uint32_t i = 0; i < nk; i++)
+		key_word(&k, s->kstack[i]);
+	if (ctx) {
+		key_word(&k, (uint64_t)is_jvm | (uint64_t)!!cm << 1 |
+			     (uint64_t)!!ctx->vm << 2 |
+			     (uint64_t)ct->kind << 8 |
+			     (uint64_t)(uint32_t)ct->state << 16 |
+			     (uint64_t)(uint32_t)n << 48);
+		key_word(&k, (uint64_t)(uint32_t)ctx->error);
+		key_word(&k, ctx->stop_pc);
+		key_word(&k, (uint64_t)(uintptr_t)ctx->reason);
+		for (int32_t i = 0; i < n; i++) {
+			const ASGST_CallFrame *f = &d->frames[i];
+			uint64_t w0 = f->type | (uint64_t)d->frame_flags[i] << 32;
+			uint64_t w1;
+
+			if (f->type == ASGST_FRAME_NON_JAVA) {
+				w1 = (uint64_t)(uintptr_t)f->non_java_frame.pc;
+			} else {
+				w0 |= (uint64_t)(uint8_t)f->java_frame.comp_level << 8 |
+				      (uint64_t)f->java_frame.bci << 16;
+				w1 = f->java_frame.method;
+			}
+			key_word(&k, w0 * 0xd6e8feb86659fd93ull +
+				     w1 * 0xff51afd7ed558ccdull +
+				     d->frame_pcs[i] * 0x87c37b91114253d5ull);
+		}
+	}
+	d->key = k;
+	d->key_ok = true;
+}
+
+/* the decoder's counts of a trace the memo had: as decoder__trace would */
+static void count_memo(struct decoder *d, uint8_t kind, int32_t err)
+{
+	if (kind == ASGST_JAVA_TRACE)
+		d->stats.java++;
+	else if (kind == ASGST_JVM_TRACE)
+		d->stats.jvm++;
+	else
+		d->stats.native++;
+	if (err) {
+		d->stats.errors++;
+		if (err < 0 && -err < (int)(sizeof(d->stats.by_error) /
+					    sizeof(d->stats.by_error[0])))
+			d->stats.by_error[-err]++;
+	}
+}
 
 bool decoder__frame_interned(const struct decoder *d, uint32_t i)
 {
@@ -412,20 +538,25 @@ struct decoder *decoder__new(struct symbolizer *sz, struct strtab *st)
 	d->sz = sz;
 	d->st = st;
 	d->rm = resolve_memo__new();
+	d->tails = walk_tails__new();
 	return d;
 }
 
 void decoder__free(struct decoder *d)
 {
-	if (d)
+	if (d) {
 		resolve_memo__free(d->rm);
+		walk_tails__free(d->tails);
+	}
 	free(d);
 }
 
 void decoder__stats(const struct decoder *d, struct decoder_stats *out)
 {
-	if (d && out)
+	if (d && out) {
 		*out = d->stats;
+		out->tail_hits = walk_tails__hits(d->tails);
+	}
 }
 
 static void set_error(struct decoder *d, struct trace *t, int32_t code,
@@ -521,9 +652,10 @@ static void jvm_event_frames(struct trace *t, uint32_t max)
 		buf->flags |= FRAME_F_MONITOR;
 }
 
-/* the kernel frames, symbolized; room is kept for user frames and a reason */
-static void push_kernel_frames(struct decoder *d, const struct sample *s,
-			       struct trace *t, uint32_t max)
+/* the kernel frames, symbolized; room is kept for user frames and a
+ * reason. How many of the sample's were taken. */
+static uint32_t push_kernel_frames(struct decoder *d, const struct sample *s,
+				   struct trace *t, uint32_t max)
 {
 	uint32_t nk = s->hdr->kstack_n < max / 2 ? s->hdr->kstack_n : max / 2;
 
@@ -539,6 +671,7 @@ static void push_kernel_frames(struct decoder *d, const struct sample *s,
 		if (d->sz)
 			symbolizer__kernel(d->sz, f->pc, f);
 	}
+	return nk;
 }
 
 /*
@@ -579,6 +712,11 @@ static void decoder_ctx(struct decoder *d, struct asgst_ctx *ctx,
 	}
 	ctx->frame_flags = d->frame_flags;
 	ctx->frame_pcs = d->frame_pcs;
+	if (d->stamp_on && d->tails && cm) {
+		ctx->tails = d->tails;
+		memcpy(ctx->tail_stamp, d->stamp, sizeof(ctx->tail_stamp));
+		ctx->tail_horizon = d->horizon;
+	}
 }
 
 /*
@@ -586,9 +724,9 @@ static void decoder_ctx(struct decoder *d, struct asgst_ctx *ctx,
  * how the walk ended. 0, or asgst_decode()'s -errno.
  */
 static int push_user_frames(struct decoder *d, const struct sample *s,
-			    const struct codemap *cm, struct trace *t,
-			    uint32_t max, struct asgst_ctx *ctx,
-			    ASGST_CallTrace *ct)
+			    const struct codemap *cm, bool is_jvm,
+			    uint32_t nk, struct trace *t, uint32_t max,
+			    struct asgst_ctx *ctx, ASGST_CallTrace *ct)
 {
 	uint32_t room = max - t->nframes - 1;	/* one for an unknown frame */
 	uint32_t k;
@@ -603,6 +741,16 @@ static int push_user_frames(struct decoder *d, const struct sample *s,
 			 ASGST_INCLUDE_NON_JAVA_FRAMES);
 	if (n < 0)
 		return n;
+	if (d->memo_fn && t->event != TRACE_EV_ALLOC &&
+	    t->event != TRACE_EV_LOCK) {
+		trace_key(d, s, nk, is_jvm, cm, ctx, ct, n);
+		if (d->memo_fn(d->memo_arg, &d->key)) {
+			/* the error trace_set_error would set */
+			count_memo(d, ct->kind, is_jvm && !ctx->vm ?
+				   ASGST_NO_CODEMAP : ctx->error);
+			return 1;
+		}
+	}
 	k = asgst_resolve(d->sz, ctx->vm ? cm : NULL, t->pid, d->frames,
 			  d->frame_flags, (uint32_t)n, t->frames + t->nframes,
 			  max - t->nframes, d->rm, d->st, d->interned);
@@ -683,23 +831,32 @@ int decoder__trace(struct decoder *d, const struct sample *s,
 	const struct codemap_thread *th;
 	struct asgst_ctx ctx;
 	ASGST_CallTrace ct;
+	uint32_t nk;
 	int ret;
 
 	if (!d || !s || !s->hdr || !t || !buf || max < 2)
 		return -EINVAL;
 	h = s->hdr;
 	d->int_n = 0;
+	d->key_ok = false;
 	d->stats.samples++;
 	trace_start(t, d->st, h, buf);
-	push_kernel_frames(d, s, t, max);
+	nk = push_kernel_frames(d, s, t, max);
 	if (t->event == TRACE_EV_OFFCPU)
 		cut_tracepoint_frames(t);
 	if (h->flags & ASGST_SF_NO_USER) {
 		d->stats.native++;
+		if (d->memo_fn && t->event != TRACE_EV_ALLOC &&
+		    t->event != TRACE_EV_LOCK) {
+			trace_key(d, s, nk, is_jvm, NULL, NULL, NULL, 0);
+			if (d->memo_fn(d->memo_arg, &d->key))
+				return 1;
+		}
 		return 0;
 	}
-	ret = push_user_frames(d, s, is_jvm ? cm : NULL, t, max, &ctx, &ct);
-	if (ret < 0)
+	ret = push_user_frames(d, s, is_jvm ? cm : NULL, is_jvm, nk, t, max,
+			       &ctx, &ct);
+	if (ret)
 		return ret;
 	trace_set_kind(d, t, h, ctx.vm, &ct);
 	if (ctx.vm && (th = codemap__thread(cm, h->ns_tid, h->ktime_ns)) &&

@@ -46,11 +46,41 @@ void decoder__free(struct decoder *d);
  * frames: kernel frames first (symbolized), then the user frames callee
  * first. Never fails silently: on a walk failure the frames walked so far
  * plus a FRAME_UNKNOWN frame with the reason, and t->error/error_name set.
- * Returns 0 (also when the walk failed), -errno only on bad arguments.
+ * Returns 0 (also when the walk failed), 1 for a trace the memo had
+ * (decoder__set_memo), -errno only on bad arguments.
  */
 int decoder__trace(struct decoder *d, const struct sample *s,
 		   struct codemap *cm, bool is_jvm, struct trace *t,
 		   struct frame *buf, uint32_t max);
+
+/*
+ * A memo of traces the caller keeps (profile/stack_memo.h): after the
+ * walk, before any frame is named, decoder__trace asks fn with the
+ * trace's key, what the trace is made of but the code map's and the
+ * symbolizer's state (for CPU and off-CPU samples: the pids, the event,
+ * the header words the trace's kind, state and thread name come from,
+ * the kernel pcs and the walk's frames, depth and end). When fn says it
+ * has the trace, decoder__trace counts it as decoded and returns 1 with
+ * t unfinished (no user frames, kind, state nor error). decoder__key is
+ * the last call's key, NULL when it had none (another event, bad
+ * arguments).
+ */
+struct decode_key {
+	uint64_t a, b;
+};
+typedef bool (*decoder_memo_fn)(void *arg, const struct decode_key *k);
+void decoder__set_memo(struct decoder *d, decoder_memo_fn fn, void *arg);
+/*
+ * For the next decoder__trace: what the process's walks hang on beside
+ * the stack's bytes, 3 words of the caller's (the code map's stamp, the
+ * symbolizer's maps load and epoch: codemap__stamp,
+ * symbolizer__names_stamp) and the code map's horizon; a JVM's native
+ * frames below its threads' entries into Java are then kept and replayed
+ * by them (walk.h, walk_tail_*). NULL: none kept or used.
+ */
+void decoder__set_stamp(struct decoder *d, const uint64_t *stamp,
+			uint64_t horizon);
+const struct decode_key *decoder__key(const struct decoder *d);
 
 /*
  * Frame i of the last trace decoder__trace() made has every string in the
@@ -67,6 +97,7 @@ struct decoder_stats {
 	uint64_t native;	/* ASGST_NATIVE_TRACE */
 	uint64_t errors;	/* walks that stopped with an error */
 	uint64_t by_error[16];	/* index -code for codes -1..-15 */
+	uint64_t tail_hits;	/* native tails replayed (decoder__set_stamp) */
 };
 void decoder__stats(const struct decoder *d, struct decoder_stats *out);
 

@@ -389,6 +389,10 @@ bool walk_native(struct walk *w, struct wframe *f)
 	};
 	bool exact = f->top, by_fp, signal = false;
 
+	/* below an entry into Java: the thread's tail as last walked */
+	if (walk_tail_replay(w, f))
+		return true;
+	walk_tail_start(w, f);
 	if (f->top && (h->flags & ASGST_SF_THREAD_INFO) && h->jt_last_sp &&
 	    !w->resume) {
 		/* in native or VM code: the thread's last Java frame */
@@ -413,6 +417,7 @@ bool walk_native(struct walk *w, struct wframe *f)
 		switch (cfi_step(w, &r, exact, &ret, &nsp, &nfp, &signal)) {
 		case CFI_OUTERMOST:
 			w->done = true;
+			walk_tail_keep(w);
 			return true;
 		case CFI_STUCK:
 			return native_end(w, f, pc, false, n_top);
@@ -438,6 +443,7 @@ bool walk_native(struct walk *w, struct wframe *f)
 			if (by_fp && !w->cm)
 				return native_only_end(w, pc, true);
 			w->done = true;
+			walk_tail_keep(w);
 			return true;
 		}
 		switch (walk_classify(w, ret, &b)) {

@@ -11,6 +11,7 @@
  */
 #include <linux/types.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "decode/walk.h"
@@ -602,4 +603,137 @@ int32_t walk_bcp_to_bci(const struct walk *w, const struct codemap_method *m,
 	if (bcp < base || bcp - base >= ASGST_BCI_UNKNOWN)
 		return -1;
 	return (int32_t)(bcp - base);
+}
+
+/* ---- native tails (walk.h) ------------------------------------------------- */
+
+#define TAIL_SLOTS	256		/* threads, direct-mapped by tid */
+#define TAIL_FRAMES	32
+#define TAIL_BYTES	4096		/* window bytes a tail hangs on */
+
+struct tail_ent {
+	bool used;
+	uint32_t opts;			/* what the walk could use: tail_opts() */
+	uint32_t pid, tid;
+	uint32_t n, steps;
+	uint64_t stamp[3];
+	uint64_t t;			/* its sample's time */
+	uint64_t pc, sp, fp;
+	uint64_t lo, hi;		/* bytes[] are the window's [lo, hi) */
+	uint64_t pcs[TAIL_FRAMES];
+	uint8_t bytes[TAIL_BYTES];
+};
+
+struct walk_tails {
+	struct tail_ent e[TAIL_SLOTS];
+	uint64_t hits;
+};
+
+uint64_t walk_tails__hits(const struct walk_tails *t)
+{
+	return t ? t->hits : 0;
+}
+
+struct walk_tails *walk_tails__new(void)
+{
+	return calloc(1, sizeof(struct walk_tails));
+}
+
+void walk_tails__free(struct walk_tails *t)
+{
+	free(t);
+}
+
+static struct tail_ent *tail_slot(const struct walk *w)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	uint32_t k = (h->tid ^ h->pid << 16) * 2654435761u;
+
+	return &w->tails->e[k >> 24];
+}
+
+static uint32_t tail_opts(const struct walk *w)
+{
+	return (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES ? 1u : 0) |
+	       (w->cm ? 2u : 0) | (w->is_text ? 4u : 0) | (w->cfi ? 8u : 0);
+}
+
+bool walk_tail_replay(struct walk *w, const struct wframe *f)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	const struct tail_ent *e;
+
+	if (!w->tails || f->top)
+		return false;
+	e = tail_slot(w);
+	if (!e->used || e->pid != h->pid || e->tid != h->tid ||
+	    e->pc != f->pc || e->sp != f->sp || e->fp != f->fp ||
+	    e->opts != tail_opts(w) ||
+	    memcmp(e->stamp, w->tail_stamp, sizeof(e->stamp)) ||
+	    e->t < w->tail_horizon || w->t < w->tail_horizon ||
+	    w->n + (int64_t)e->n > w->depth ||
+	    w->steps + e->steps > WALK_MAX_STEPS)
+		return false;
+	if (e->hi > e->lo &&
+	    (e->lo < w->lo || e->hi > w->hi ||
+	     memcmp(e->bytes, w->win + (e->lo - w->lo), e->hi - e->lo)))
+		return false;
+	for (uint32_t i = 0; i < e->n; i++)
+		walk_push_native(w, e->pcs[i]);
+	w->steps += e->steps;
+	if (e->hi > w->max_read)
+		w->max_read = e->hi;
+	w->done = true;
+	w->tails->hits++;
+	return true;
+}
+
+void walk_tail_start(struct walk *w, const struct wframe *f)
+{
+	w->tail_rec = w->tails && !f->top;
+	if (!w->tail_rec)
+		return;
+	w->tail_n0 = w->n;
+	w->tail_steps0 = w->steps;
+	w->tail_pc = f->pc;
+	w->tail_sp = f->sp;
+	w->tail_fp = f->fp;
+	w->min_read = UINT64_MAX;
+}
+
+void walk_tail_keep(struct walk *w)
+{
+	const struct asgst_sample_hdr *h = w->s->hdr;
+	uint32_t n = (uint32_t)(w->n - w->tail_n0);
+	uint64_t lo = w->min_read, hi = w->max_read;
+	struct tail_ent *e;
+
+	if (!w->tail_rec)
+		return;
+	w->tail_rec = false;
+	if (lo == UINT64_MAX)
+		lo = hi = 0;	/* read nothing */
+	if (n > TAIL_FRAMES || hi - lo > TAIL_BYTES ||
+	    w->t < w->tail_horizon || w->tail_horizon == UINT64_MAX ||
+	    (hi > lo && (lo < w->lo || hi > w->hi)))
+		return;
+	e = tail_slot(w);
+	e->used = true;
+	e->opts = tail_opts(w);
+	e->pid = h->pid;
+	e->tid = h->tid;
+	e->n = n;
+	e->steps = w->steps - w->tail_steps0;
+	memcpy(e->stamp, w->tail_stamp, sizeof(e->stamp));
+	e->t = w->t;
+	e->pc = w->tail_pc;
+	e->sp = w->tail_sp;
+	e->fp = w->tail_fp;
+	e->lo = lo;
+	e->hi = hi;
+	for (uint32_t i = 0; i < n; i++)
+		e->pcs[i] = (uint64_t)(uintptr_t)
+			    w->frames[w->tail_n0 + i].non_java_frame.pc;
+	if (hi > lo)
+		memcpy(e->bytes, w->win + (lo - w->lo), hi - lo);
 }

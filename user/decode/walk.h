@@ -86,6 +86,15 @@ struct walk {
 	/* below a deoptimization blob unpacking frames: the interpreted
 	 * frames it pushed may not have their Method* yet */
 	bool deopt_frames;
+	/* the native frames below an entry into Java (walk_tail_*) */
+	struct walk_tails *tails;	/* NULL: none kept */
+	const uint64_t *tail_stamp;	/* 3 words */
+	uint64_t tail_horizon;
+	bool tail_rec;			/* being walked from tail_at */
+	int32_t tail_n0;
+	uint32_t tail_steps0;
+	uint64_t tail_pc, tail_sp, tail_fp;
+	uint64_t min_read;		/* lowest window address read */
 };
 
 /* the register state of the frame being stepped over */
@@ -111,6 +120,8 @@ static inline bool walk_read(const struct walk *w, uint64_t addr,
 	memcpy(out, w->win + (addr - w->lo), 8);
 	if (addr + 8 > w->max_read)	/* diagnostics: how much was needed */
 		((struct walk *)w)->max_read = addr + 8;
+	if (addr < w->min_read)		/* what a kept tail hangs on */
+		((struct walk *)w)->min_read = addr;
 	return true;
 }
 
@@ -195,6 +206,26 @@ bool walk_leave_entry(struct walk *w, struct wframe *f, uint64_t fp,
 /* bytecode index of an interpreted frame's bcp, -1 if not in m */
 int32_t walk_bcp_to_bci(const struct walk *w, const struct codemap_method *m,
 			uint64_t bcp);
+
+/*
+ * A thread's native frames below its entry into Java (the VM's thread
+ * start, JavaCalls): the same in every sample of a thread that runs in
+ * Java, and a CFI look-up and step each. Kept per thread from a walk
+ * that went from a non-top native frame to the stack's end within one
+ * walk_native: its frames, steps, and the window bytes read on the way
+ * (from the lowest address read to the highest). A later walk of the
+ * thread entering walk_native at the same pc, sp and fp, with the same
+ * bytes there and the caller's stamp, has the same frames: they are
+ * pushed, and the walk is done. walk_tail_replay: true when it was;
+ * walk_tail_start: note where a tail may start; walk_tail_keep: the walk
+ * reached the end from there.
+ */
+struct walk_tails *walk_tails__new(void);
+void walk_tails__free(struct walk_tails *t);
+uint64_t walk_tails__hits(const struct walk_tails *t);	/* tails replayed */
+bool walk_tail_replay(struct walk *w, const struct wframe *f);
+void walk_tail_start(struct walk *w, const struct wframe *f);
+void walk_tail_keep(struct walk *w);
 
 /* ---- frame steppers (decode_*.c) ---- */
 

@@ -986,6 +986,14 @@ uint64_t codemap__methods_stamp(const struct codemap *cm)
 	return cm ? cm_store__stamp(&cm->t.store) : 0;
 }
 
+uint64_t codemap__stamp(const struct codemap *cm, uint64_t *horizon)
+{
+	*horizon = UINT64_MAX;
+	if (!codemap__ok(cm))
+		return 0;
+	return cm_tables__stamp(&cm->t, horizon);
+}
+
 void codemap__set_decode_time(struct codemap *cm, uint64_t t)
 {
 	if (cm)

@@ -286,6 +286,13 @@ const struct codemap_method *codemap__method_timeless(const struct codemap *cm,
 						      uint64_t method,
 						      bool *timeless);
 uint64_t codemap__methods_stamp(const struct codemap *cm);
+/*
+ * A stamp of all the map answers (blobs, threads, methods): it changes
+ * with every change to them, and no two maps have had the same one.
+ * Lookups at two times both at or after *horizon answer the same while
+ * it stays. 0 when the map failed (its lookups are NULL then).
+ */
+uint64_t codemap__stamp(const struct codemap *cm, uint64_t *horizon);
 
 /*
  * iteration, for `asgst-bpf codemap` and raw files; record order. A

@@ -1030,6 +1030,23 @@ static int parse_methods(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
+/* a stamp no table has had: the recorder reads maps on one thread */
+static void changed(struct cm_tables *tb, uint64_t t)
+{
+	static uint64_t next;
+
+	tb->stamp = ++next;
+	if (t > tb->last_ev_ns)
+		tb->last_ev_ns = t;
+}
+
+uint64_t cm_tables__stamp(const struct cm_tables *tb, uint64_t *horizon)
+{
+	*horizon = tb->last_ev_ns > tb->pruned_before ? tb->last_ev_ns :
+							tb->pruned_before;
+	return tb->stamp;
+}
+
 int cm_tables__apply(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 		     uint64_t at)
 {
@@ -1072,6 +1089,7 @@ int cm_tables__apply(struct cm_tables *tb, const uint8_t *p, uint32_t len,
 		return BAD("unknown record type %u", at, h.type);
 	}
 	tb->seq++;
+	changed(tb, h.time_ns);
 	return err;
 }
 
@@ -1300,6 +1318,7 @@ void cm_tables__next_generation(struct cm_tables *tb)
 	ids_reset(tb);
 	cm_store__unseen(&tb->store);
 	tb->epoch++;
+	changed(tb, 0);
 }
 
 /*
@@ -1309,9 +1328,10 @@ void cm_tables__next_generation(struct cm_tables *tb)
  */
 int cm_tables__reconcile(struct cm_tables *tb, uint64_t t)
 {
-	bool changed = false;
+	bool relinks = false;
 	int err;
 
+	changed(tb, t);
 	for (size_t i = 0; i < tb->nblobs; i++) {
 		struct cm_blob *b = tb->blobs[i];
 
@@ -1319,7 +1339,7 @@ int cm_tables__reconcile(struct cm_tables *tb, uint64_t t)
 			continue;
 		b->b.unload_ns = t > b->b.load_ns ? t : b->b.load_ns;
 		tb->n.reconciled++;
-		changed = true;
+		relinks = true;
 	}
 	for (size_t i = 0; i < tb->nthreads; i++) {
 		struct cm_thr *th = tb->threads[i];
@@ -1334,7 +1354,7 @@ int cm_tables__reconcile(struct cm_tables *tb, uint64_t t)
 	}
 	if ((err = cm_store__reconcile(&tb->store, t)))
 		return store_err(tb, err);
-	return changed ? relink(tb) : 0;
+	return relinks ? relink(tb) : 0;
 }
 
 long cm_tables__prune(struct cm_tables *tb, uint64_t before)
@@ -1395,6 +1415,8 @@ long cm_tables__prune(struct cm_tables *tb, uint64_t before)
 	nm = cm_store__prune(&tb->store, before);
 	if (nm < 0)
 		return store_err(tb, (int)nm);
+	if (freed || nm)
+		changed(tb, 0);
 	return (long)freed + nm;
 }
 

@@ -63,6 +63,10 @@ struct cm_tables {
 	size_t mem;			/* bytes of blobs and threads */
 	uint32_t epoch;			/* generations handed over */
 	uint64_t seq;			/* records applied */
+	/* changes: a new stamp (never another table's) at every change of
+	 * what lookups answer; last_ev_ns: the latest time of a record */
+	uint64_t stamp;
+	uint64_t last_ev_ns;
 	uint64_t pruned_before;		/* nothing dead before this is kept */
 	struct cm_tables_stats n;
 
@@ -125,6 +129,13 @@ void cm_tables__set_thread_cb(struct cm_tables *tb, codemap_thread_fn fn,
 			      void *ctx);
 
 /* lookups on the per-sample path: codemap__find(), codemap__thread() */
+/*
+ * Lookups at times t1 and t2 (blobs, threads, methods) answer the same
+ * while the stamp stays and both times are at or after the horizon (the
+ * latest record's time, and the pruning's): 0 for the stamp when none
+ * was ever made.
+ */
+uint64_t cm_tables__stamp(const struct cm_tables *tb, uint64_t *horizon);
 const struct codemap_blob *cm_tables__find(const struct cm_tables *tb,
 					   uint64_t pc, uint64_t t);
 const struct codemap_thread *cm_tables__thread(const struct cm_tables *tb,

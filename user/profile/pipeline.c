@@ -65,6 +65,24 @@ struct held_trace {
 
 #define BATCH_RECORDS		4096
 
+static bool memo_off(void)
+{
+	const char *e = getenv("ASGST_STACK_MEMO");
+
+	return e && !strcmp(e, "0");
+}
+
+/* decoder__set_memo's question, with the sample's stamps (decode_one) */
+static bool memo_probe(void *arg, const struct decode_key *k)
+{
+	struct pipeline *pl = arg;
+
+	return pl->mcur.on &&
+	       stack_memo__find(pl->memo, k, &pl->mcur.st, pl->mcur.t,
+				pl->mcur.horizon, &pl->mcur.stack,
+				&pl->mcur.error);
+}
+
 struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 			       const struct pipeline_opts *o)
 {
@@ -92,6 +110,14 @@ struct pipeline *pipeline__new(struct profile *p, struct capture *c,
 		return NULL;
 	}
 	symbolizer__set_inlines(pl->sz, pl->opts.inlines);
+	/* with inlined frames a trace also hangs on the modules' debug
+	 * info, and a filter drops traces: neither is in the memo's stamps.
+	 * ASGST_STACK_MEMO=0 turns it and the walk's native tails off: the
+	 * tests' reference decode. */
+	pl->memo_off = memo_off();
+	if (!pl->opts.inlines && !pl->opts.filter && !pl->memo_off &&
+	    (pl->memo = stack_memo__new()))
+		decoder__set_memo(pl->dec, memo_probe, pl);
 	pl->held_tail = &pl->held;
 	if (pl->opts.inlines && pl->opts.debug_thread) {
 		struct debug_loader_opts lo = {
@@ -136,6 +162,7 @@ void pipeline__free(struct pipeline *pl)
 	free(pl->xsrc);
 	free(pl->pyframes);
 	free(pl->pybuild);
+	stack_memo__free(pl->memo);
 	decoder__free(pl->dec);
 	symbolizer__free(pl->sz);
 	free(pl);
@@ -290,9 +317,12 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 {
 	const struct asgst_sample_hdr *h = data;
 	bool hdr_ok = len >= SAMPLE_HDR_MIN && h->magic == ASGST_SAMPLE_MAGIC;
-	uint64_t now = clock__mono_ns();
+	uint64_t now = capture__consume_ns(pl->cap);
 	struct proc_state *ps;
 	struct queued *q;
+
+	if (!now)
+		now = clock__mono_ns();
 
 	pl->stats.records++;
 	if (hdr_ok && (ps = procs__get(pl, (pid_t)h->pid, h->comm))) {
@@ -762,6 +792,64 @@ int pipeline__add_pycode(struct pipeline *pl, pid_t pid,
 	return py_proc__add_code(ps->py, pl->st, v);
 }
 
+/*
+ * The stamps a trace of ps's sample s hangs on beside its key
+ * (stack_memo.h), and a JVM's walk beside its window (its native tails,
+ * decode/walk.h); neither memo is asked for a CPython thread's sample
+ * (its frames come from the process's code objects, read as they change).
+ */
+static void memo_stamp(struct pipeline *pl, const struct proc_state *ps,
+		       const struct sample *s, const struct codemap *cm)
+{
+	struct stack_memo_stamp *st = &pl->mcur.st;
+	uint64_t w[3];
+
+	pl->mcur.on = false;
+	decoder__set_stamp(pl->dec, NULL, 0);
+	if (pl->memo_off || ps->py || s->py)
+		return;
+	st->prof_epoch = profile__epoch(pl->prof);
+	st->cm_stamp = codemap__stamp(cm, &pl->mcur.horizon);
+	st->names_gen = symbolizer__names_stamp(pl->sz, (pid_t)s->hdr->pid,
+						&st->names_epoch);
+	if (!st->names_gen)
+		return;
+	st->comm = ps->comm;
+	st->container_id = ps->container_id;
+	st->pod_uid = ps->pod_uid;
+	pl->mcur.t = s->hdr->ktime_ns;
+	pl->mcur.jit = symbolizer__jit_lookups(pl->sz);
+	pl->mcur.on = pl->memo != NULL;
+	w[0] = st->cm_stamp;
+	w[1] = st->names_gen;
+	w[2] = st->names_epoch;
+	decoder__set_stamp(pl->dec, w, pl->mcur.horizon);
+}
+
+/*
+ * t went to the profile: kept by its key, when nothing its names hang on
+ * moved while it was decoded (the maps read again, a JIT map asked) and
+ * the map answers the same at later times.
+ */
+static void memo_keep(struct pipeline *pl, const struct codemap *cm,
+		      const struct trace *t)
+{
+	const struct decode_key *k = decoder__key(pl->dec);
+	uint64_t epoch, horizon;
+
+	if (!pl->mcur.on || !k || pl->expanded ||
+	    symbolizer__jit_lookups(pl->sz) != pl->mcur.jit ||
+	    symbolizer__names_stamp(pl->sz, t->pid, &epoch) !=
+		    pl->mcur.st.names_gen ||
+	    epoch != pl->mcur.st.names_epoch ||
+	    codemap__stamp(cm, &horizon) != pl->mcur.st.cm_stamp ||
+	    (pl->mcur.st.cm_stamp && pl->mcur.t < horizon) ||
+	    profile__last_stack(pl->prof) == SIZE_MAX)
+		return;
+	stack_memo__keep(pl->memo, k, &pl->mcur.st, pl->mcur.t,
+			 profile__last_stack(pl->prof), t->error != 0);
+}
+
 static void decode_one(struct pipeline *pl, const struct queued *q,
 		       uint64_t now)
 {
@@ -776,6 +864,7 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	uint64_t unready;
 	struct frame *frames;
 	uint32_t nframes;
+	uint64_t decoded;
 	bool merged;
 
 	if (sample__parse(q->rec, q->len, &s, &why)) {
@@ -808,7 +897,18 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 	 */
 	for (uint32_t o = 0; s.window && o < s.hdr->window_len; o += 64)
 		__builtin_prefetch(s.window + o);
-	decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames, TRACE_MAX_FRAMES);
+	memo_stamp(pl, ps, &s, cm);
+	if (decoder__trace(pl->dec, &s, cm, jvm, &t, pl->frames,
+			   TRACE_MAX_FRAMES) == 1) {
+		/* the memo had it: the stack its key went to */
+		sample_values(s.hdr, &v);
+		if (!profile__add_to_stack(pl->prof, pl->mcur.stack, &v)) {
+			pl->stats.decoded++;
+			if (pl->mcur.error)
+				pl->stats.decode_errors++;
+		}
+		return;
+	}
 	t.comm = ps->comm;
 	t.container_id = ps->container_id;
 	t.pod_uid = ps->pod_uid;
@@ -844,7 +944,10 @@ static void decode_one(struct pipeline *pl, const struct queued *q,
 			return;
 		expand_inlines(pl, &t, (pid_t)s.hdr->pid);
 	}
+	decoded = pl->stats.decoded;
 	add_trace(pl, &t, &v);
+	if (pl->stats.decoded != decoded)
+		memo_keep(pl, cm, &t);
 }
 
 static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
@@ -963,6 +1066,19 @@ void pipeline__stats(const struct pipeline *pl, struct pipeline_stats *out)
 	out->queued = pl->queue.n;
 	out->offcpu_no_end = pl->offcpu.no_end;
 	out->offcpu_stray_end = pl->offcpu.stray_end;
+	if (pl->dec) {
+		struct decoder_stats ds;
+
+		decoder__stats(pl->dec, &ds);
+		out->tail_hits = ds.tail_hits;
+	}
+	if (pl->memo) {
+		struct stack_memo_stats ms;
+
+		stack_memo__stats(pl->memo, &ms);
+		out->memo_hits = ms.hits;
+		out->memo_kept = ms.kept;
+	}
 	if (pl->loader) {
 		struct debug_loader_stats ls;
 

@@ -116,6 +116,9 @@ struct pipeline_stats {
 	uint64_t map_errors;	/* sampler map updates that failed */
 	uint64_t codemap_capped; /* code-map records dropped past a budget */
 	uint64_t strtab_bytes;	/* names interned (never freed) */
+	/* traces the stack memo had, and kept (stack_memo.h); JVM walks
+	 * whose native tail was replayed (decode/walk.h) */
+	uint64_t memo_hits, memo_kept, tail_hits;
 	/* what the recorder spends (pipeline.c): the CPU time of decoding
 	 * (pipeline__process, this thread's), and the process's CPU time and
 	 * records received when the warm-up ended (0: not yet), so a caller

@@ -16,6 +16,7 @@
 #include "util/clock.h"
 #include "profile/offcpu.h"
 #include "profile/pipeline.h"
+#include "profile/stack_memo.h"
 #include "profile/queue.h"
 #include "util/u64map.h"
 
@@ -129,6 +130,18 @@ struct pipeline {
 	 * threads' exit was read (procs.c, proc_may_have_changed) */
 	bool exit_feed;
 	struct u64map exits;
+	/* traces decoded before, by key (stack_memo.h; NULL: none kept),
+	 * and the sample being decoded's stamps for it (pipeline.c) */
+	struct stack_memo *memo;
+	bool memo_off;			/* ASGST_STACK_MEMO=0: no memo, no tails */
+	struct {
+		bool on;		/* this sample may use the memo */
+		struct stack_memo_stamp st;
+		uint64_t t, horizon;
+		uint64_t jit;		/* symbolizer__jit_lookups before */
+		size_t stack;		/* a hit's */
+		bool error;
+	} mcur;
 	/* but for queued and offcpu_*: see pipeline__stats() */
 	struct pipeline_stats stats;
 };

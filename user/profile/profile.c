@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,8 @@ struct profile {
 	uint32_t *slots;	/* index + 1, 0 = empty */
 	size_t nslots;		/* power of two */
 	struct icache_ent *icache;	/* see intern(); NULL until needed */
+	uint64_t epoch;		/* resets so far */
+	size_t last;		/* the stack the last add went to */
 	/* module path -> its build-id in hex, both interned, as the
 	 * symbolizer read them through the processes' roots */
 	struct u64map build_ids;
@@ -54,6 +57,7 @@ struct profile *profile__new(void)
 	p->strtab = strtab__new();
 	p->nslots = 1024;
 	p->slots = calloc(p->nslots, sizeof(*p->slots));
+	p->last = SIZE_MAX;
 	if (!p->strtab || !p->slots) {
 		profile__free(p);
 		return NULL;
@@ -109,6 +113,8 @@ void profile__reset(struct profile *p)
 	p->nstacks = 0;
 	p->cap_stacks = 0;
 	p->meta = m;
+	p->epoch++;
+	p->last = SIZE_MAX;
 	/* back to the first size; without memory keep the big table */
 	if (slots) {
 		free(p->slots);
@@ -350,6 +356,7 @@ static int add_key(struct profile *p, const struct trace *key,
 		    ps->trace.event == key->event &&
 		    ps->trace.ev_class == key->ev_class) {
 			add_values(ps, v);
+			p->last = p->slots[j] - 1;
 			return 0;
 		}
 	}
@@ -382,7 +389,28 @@ static int add_key(struct profile *p, const struct trace *key,
 	}
 	add_values(ps, v);
 	p->hashes[p->nstacks] = h;
+	p->last = p->nstacks;
 	p->slots[j] = ++p->nstacks;
+	return 0;
+}
+
+uint64_t profile__epoch(const struct profile *p)
+{
+	return p->epoch;
+}
+
+size_t profile__last_stack(const struct profile *p)
+{
+	return p->last;
+}
+
+int profile__add_to_stack(struct profile *p, size_t i,
+			  const struct profile_values *v)
+{
+	if (i >= p->nstacks)
+		return -EINVAL;
+	add_values(&p->stacks[i], v);
+	p->last = i;
 	return 0;
 }
 

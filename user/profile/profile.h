@@ -89,6 +89,16 @@ int profile__add_values_interned(struct profile *p, const struct trace *t,
 				 const struct profile_values *v);
 size_t profile__nstacks(const struct profile *p);
 /*
+ * Adding again to a stack known by its index (profile/stack_memo.h): the
+ * stack the last successful add went to (SIZE_MAX: none since the last
+ * reset), and the resets so far (indices of an earlier epoch are void).
+ * profile__add_to_stack: 0, or -EINVAL when i is no stack.
+ */
+size_t profile__last_stack(const struct profile *p);
+uint64_t profile__epoch(const struct profile *p);
+int profile__add_to_stack(struct profile *p, size_t i,
+			  const struct profile_values *v);
+/*
  * The service and process names of stack i (profile/service.h; strings
  * of the profile's strtab, or NULL). They are the process's, not part of
  * a stack's identity: two stacks of a pid differing only in them are one,

@@ -114,7 +114,8 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 		"bpf_ns_per_sample=%.0f decoded=%llu decode_ns_per_sample=%.0f "
 		"decode_errors=%llu peak_rss_kib=%ld windows=%llu "
 		"window_bytes_per_sample=%.0f ring_copied=%llu "
-		"attach_unheld=%llu attach_deferred=%llu\n",
+		"attach_unheld=%llu attach_deferred=%llu stack_memo_hits=%llu "
+		"stack_memo_kept=%llu walk_tail_hits=%llu\n",
 		(unsigned long long)run_ns, (unsigned long long)run_cnt,
 		run_cnt ? (double)run_ns / (double)run_cnt : 0.0,
 		(unsigned long long)ps->decoded,
@@ -125,7 +126,10 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 			      (double)ps->windows : 0.0,
 		(unsigned long long)ps->ring_copied,
 		(unsigned long long)ps->attach_unheld,
-		(unsigned long long)ps->attach_deferred);
+		(unsigned long long)ps->attach_deferred,
+		(unsigned long long)ps->memo_hits,
+		(unsigned long long)ps->memo_kept,
+		(unsigned long long)ps->tail_hits);
 	print_cpu_stats(ps);
 	/* what sampling cost before its first sample: the recorder's CPU
 	 * until the sampler was on, and the share of it the load took */

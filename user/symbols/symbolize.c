@@ -150,6 +150,10 @@ struct symbolizer {
 					   out for that */
 	uint64_t mod_ids;		/* modules made so far (module->id) */
 	uint64_t maps_gen;		/* loads of maps so far */
+	/* changes to the names of any maps' pcs (symbols added, modules
+	 * freed, the kernel's table read), and names asked of JIT maps */
+	uint64_t names_epoch;
+	uint64_t jit_lookups;
 	struct proc *last_proc;		/* proc_get's last answer */
 	symbolizer_maps_fn maps_fallback;	/* gone processes' maps */
 	void *maps_fallback_ctx;
@@ -1086,6 +1090,7 @@ static int native_jit(struct symbolizer *sz, pid_t pid, uint64_t pc,
 	struct proc *p = proc_get(sz, pid, false);
 	const char *name, *file = NULL;
 
+	sz->jit_lookups++;
 	if (!p || p->offline)
 		return -ENOENT;
 	if (!p->jit && !(p->jit = perfmap__new(pid)))
@@ -1461,6 +1466,7 @@ static void module_add_symbols(struct symbolizer *sz, struct module *m,
 	if (!m->elf || elf_module__add_debug_symbols(m->elf, fd) != 1)
 		return;
 	m->sym_gen++;
+	sz->names_epoch++;
 	sz->stats.debuginfod_symbols++;
 	after = module_cost(m);
 	uncharge(sz, m);
@@ -1710,6 +1716,20 @@ void symbolizer__unref(struct symbolizer *sz, struct sym_ref *ref)
 	ref->mod = NULL;
 }
 
+uint64_t symbolizer__names_stamp(struct symbolizer *sz, pid_t pid,
+				 uint64_t *epoch)
+{
+	struct proc *p = proc_get(sz, pid, false);
+
+	*epoch = sz->names_epoch;
+	return p ? p->gen : 0;
+}
+
+uint64_t symbolizer__jit_lookups(const struct symbolizer *sz)
+{
+	return sz->jit_lookups;
+}
+
 int symbolizer__cfi(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		    struct cfi_row *row)
 {
@@ -1773,6 +1793,7 @@ int symbolizer__kernel(struct symbolizer *sz, uint64_t pc, struct frame *out)
 			memset(sz->sym_cache->kernel, 0,
 			       sizeof(sz->sym_cache->kernel));
 		sz->ks = kallsyms__load(sz->kallsyms_path);
+		sz->names_epoch++;
 		if (!sz->ks)
 			fprintf(stderr, "warning: cannot read %s (%s): kernel frames will not be symbolized\n",
 				sz->kallsyms_path ? sz->kallsyms_path :
@@ -1861,6 +1882,7 @@ static void module_destroy(struct symbolizer *sz, struct module *m)
 	free(m);
 	sz->nmodules--;
 	sz->stats.modules_freed++;
+	sz->names_epoch++;
 }
 
 /* idle modules over MOD_IDLE_MAX or MOD_IDLE_BYTES freed, the longest

@@ -114,6 +114,16 @@ void symbolizer__set_inlines(struct symbolizer *sz, bool on);
  * no executable mapping holds pc, -ENODATA when its module has no CFI,
  * -ENOENT when no FDE covers pc (or libdw cannot parse it).
  */
+/*
+ * What the names symbolizer__native and symbolizer__kernel give for pid
+ * hang on: the maps' load (returned, never another's; 0 when none is
+ * read) and *epoch (symbols added, modules freed, the kernel's table
+ * read). Equal both, equal names, but for names looked for in JIT maps
+ * (symbolizer__jit_lookups counts those asks): they may come later.
+ */
+uint64_t symbolizer__names_stamp(struct symbolizer *sz, pid_t pid,
+				 uint64_t *epoch);
+uint64_t symbolizer__jit_lookups(const struct symbolizer *sz);
 struct cfi_row;
 int symbolizer__cfi(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		    struct cfi_row *row);
