@@ -67,13 +67,13 @@ int capture__set_py_proc(struct capture *c, pid_t tgid,
 			 const struct asgst_py_proc *v);
 int capture__set_jvm_cont(struct capture *c, pid_t tgid,
 			  const struct asgst_jvm_cont *v);
-/* poll up to timeout_ms; >= 0 records consumed, or -errno (EINTR is 0) */
 /*
  * Inside a capture_sample_fn: the CLOCK_MONOTONIC time the records being
  * handed out were taken from the ring at (one reading a pass, not one a
  * record); 0 outside a pass.
  */
 uint64_t capture__consume_ns(const struct capture *c);
+/* poll up to timeout_ms; >= 0 records consumed, or -errno (EINTR is 0) */
 int capture__poll(struct capture *c, int timeout_ms, capture_sample_fn fn,
 		  void *ctx);
 /* drain what is left in the ring buffer without waiting */

@@ -713,8 +713,7 @@ void walk_tail_keep(struct walk *w)
 	w->tail_rec = false;
 	if (lo == UINT64_MAX)
 		lo = hi = 0;	/* read nothing */
-	if (n > TAIL_FRAMES || hi - lo > TAIL_BYTES ||
-	    w->t < w->tail_horizon || w->tail_horizon == UINT64_MAX ||
+	if (n > TAIL_FRAMES || hi - lo > TAIL_BYTES || w->t < w->tail_horizon ||
 	    (hi > lo && (lo < w->lo || hi > w->hi)))
 		return;
 	e = tail_slot(w);

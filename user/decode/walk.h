@@ -90,7 +90,7 @@ struct walk {
 	struct walk_tails *tails;	/* NULL: none kept */
 	const uint64_t *tail_stamp;	/* 3 words */
 	uint64_t tail_horizon;
-	bool tail_rec;			/* being walked from tail_at */
+	bool tail_rec;			/* walked from tail_pc, sp, fp */
 	int32_t tail_n0;
 	uint32_t tail_steps0;
 	uint64_t tail_pc, tail_sp, tail_fp;

@@ -110,11 +110,6 @@ void symbolizer__unref(struct symbolizer *sz, struct sym_ref *ref);
  */
 void symbolizer__set_inlines(struct symbolizer *sz, bool on);
 /*
- * The CFI row (symbols/cfi.h) at user pc of pid, cached. 0; -ESRCH when
- * no executable mapping holds pc, -ENODATA when its module has no CFI,
- * -ENOENT when no FDE covers pc (or libdw cannot parse it).
- */
-/*
  * What the names symbolizer__native and symbolizer__kernel give for pid
  * hang on: the maps' load (returned, never another's; 0 when none is
  * read) and *epoch (symbols added, modules freed, the kernel's table
@@ -124,6 +119,11 @@ void symbolizer__set_inlines(struct symbolizer *sz, bool on);
 uint64_t symbolizer__names_stamp(struct symbolizer *sz, pid_t pid,
 				 uint64_t *epoch);
 uint64_t symbolizer__jit_lookups(const struct symbolizer *sz);
+/*
+ * The CFI row (symbols/cfi.h) at user pc of pid, cached. 0; -ESRCH when
+ * no executable mapping holds pc, -ENODATA when its module has no CFI,
+ * -ENOENT when no FDE covers pc (or libdw cannot parse it).
+ */
 struct cfi_row;
 int symbolizer__cfi(struct symbolizer *sz, pid_t pid, uint64_t pc,
 		    struct cfi_row *row);
