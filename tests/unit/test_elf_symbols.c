@@ -304,6 +304,52 @@ static void test_entry_symbol(void **state)
 	elf_module__free(m);
 }
 
+/*
+ * A symbol without a size spans at most to its section's end: _init (in
+ * .init, size 0) names its own code, not the PLT stubs in the section
+ * after it.
+ */
+static void test_unsized_section_end(void **state)
+{
+	char path[PATH_MAX];
+	struct elf_module *m = load_fx("fx_pie", "empty-debugroot", true);
+	uint64_t init = 0, plt = 0;
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	Elf *e;
+	long idx;
+	int fd;
+
+	(void)state;
+	fd = open(fixture_path(path, sizeof(path), "fx_pie"),
+		  O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	assert_int_equal(elf_getshdrstrndx(e, &shstr), 0);
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    !(n = elf_strptr(e, shstr, sh.sh_name)))
+			continue;
+		if (!strcmp(n, ".init"))
+			init = sh.sh_addr;
+		else if (!strcmp(n, ".plt"))
+			plt = sh.sh_addr;
+	}
+	elf_end(e);
+	close(fd);
+	assert_true(init && plt > init);
+	expect_sym(m, init, "_init");
+	idx = elf_module__lookup(m, plt + 16);
+	if (idx >= 0)
+		assert_string_not_equal(elf_module__sym_name(m, idx), "_init");
+	elf_module__free(m);
+}
+
 static void test_not_elf(void **state)
 {
 	char path[PATH_MAX];
@@ -462,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_shared_dlopen),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_entry_symbol),
+		cmocka_unit_test(test_unsized_section_end),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_debuglink_hostile),
 	};

@@ -224,6 +224,24 @@ static bool scn_exec(Elf *e, size_t shndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/*
+ * The end of section shndx's addresses, 0 if unknown: a symbol without a
+ * size ends there at the latest (_init, with the PLT stubs after it in
+ * the next section, names none of them).
+ */
+static uint64_t scn_end(Elf *e, size_t shndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return 0;
+	scn = elf_getscn(e, shndx);
+	if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_size)
+		return 0;
+	return sh.sh_addr + sh.sh_size;
+}
+
 /* add the function symbols of every section of type `type`; count added */
 static long add_symbols(struct elf_module *m, Elf *e, Elf64_Word type,
 			size_t *cap)
@@ -286,6 +304,12 @@ static long add_symbols(struct elf_module *m, Elf *e, Elf64_Word type,
 				return -ENOMEM;
 			m->syms[m->nsyms].addr = s.st_value;
 			m->syms[m->nsyms].size = s.st_size;
+			if (!s.st_size) {
+				uint64_t end = scn_end(e, s.st_shndx);
+
+				if (end > s.st_value)
+					m->syms[m->nsyms].size = end - s.st_value;
+			}
 			m->syms[m->nsyms].name = off;
 			m->syms[m->nsyms].rank = rank;
 			m->nsyms++;
@@ -790,10 +814,12 @@ long elf_module__lookup(const struct elf_module *m, uint64_t vaddr)
 	s = &m->syms[lo];
 	if (s->size == 0 || vaddr - s->addr < s->size)
 		return lo;
-	/* a smaller symbol may sit inside a larger one: look a little back */
+	/* a smaller symbol may sit inside a larger one: look a little back
+	 * (at symbols with a size of their own: rank 2 and 3 had none, and
+	 * span only to their section's end) */
 	for (k = 1; k <= NESTED_SCAN && k <= lo; k++) {
 		s = &m->syms[lo - k];
-		if (s->size && vaddr - s->addr < s->size)
+		if (s->rank != 2 && s->rank != 3 && vaddr - s->addr < s->size)
 			return lo - k;
 	}
 	return -ENOENT;
