@@ -40,8 +40,16 @@ const volatile bool switch_prev_state = false;
  */
 const volatile __u32 offcpu_every = 0;
 const volatile __u32 offcpu_budget_ppm = 10000;
-/* wake the reader only when this much is waiting (see submit()) */
+/* wake the reader only when this much is waiting (see wakeup_flag()) */
 const volatile __u64 wakeup_bytes = 4 * 1024 * 1024;
+/* ... looked at once a CPU has put this much in the ring since it last
+ * looked */
+const volatile __u64 wakeup_check_bytes = 64 * 1024;
+/* records put together in a per-CPU buffer go to the ring packed, the
+ * stacks' unused room left out (bpf_ringbuf_reserve_dynptr, 5.19) */
+const volatile bool ring_dynptr = false;
+/* --stats: the time of each recorded cpu sample (ASGST_STAT_SAMPLE_NS) */
+const volatile bool time_samples = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -509,7 +517,7 @@ __noinline __u64 probe_pages(__u64 sp, __u64 lim)
  * a read fails.
  */
 static __always_inline __u32 window_len(struct task_struct *task,
-					 struct thread_cache *tc, __u64 sp,
+					 struct stack_range *range, __u64 sp,
 					 __u32 want, bool *cut, bool *hole)
 {
 	struct stack_range r = {};
@@ -517,13 +525,13 @@ static __always_inline __u32 window_len(struct task_struct *task,
 
 	*cut = false;
 	*hole = false;
-	if (sp >= tc->range.start && sp < tc->range.end) {
-		end = tc->range.end;
-		*hole = tc->range.hole && end < lim;
+	if (sp >= range->start && sp < range->end) {
+		end = range->end;
+		*hole = range->hole && end < lim;
 	} else if (bpf_find_vma(task, sp, vma_range_cb, &r, 0) == 0 &&
 		   sp >= r.start && sp < r.end) {
 		r.end = frames_top(task, sp, r.end);
-		tc->range = r;
+		*range = r;
 		end = r.end;
 	} else {
 		__u8 tmp;
@@ -554,18 +562,19 @@ static __always_inline __u32 window_len(struct task_struct *task,
 __noinline __u64 window_span(__u64 sp, __u64 want)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_cache none = {}, *tc;
+	struct stack_range none = {}, *range = &none;
+	struct thread_cache *tc;
 	bool cut, hole;
 	__u64 len;
 
 	if (want > ASGST_MAX_WINDOW)
 		return 0;
 	tc = bpf_task_storage_get(&thread_cache, task, NULL, 0);
-	if (!tc)
-		tc = &none;
 	/* no address computed from tc before the check (clang did so) */
 	barrier_var(tc);
-	len = window_len(task, tc, sp, want, &cut, &hole);
+	if (tc)
+		range = &tc->range;
+	len = window_len(task, range, sp, want, &cut, &hole);
 	return len | (cut ? WS_CUT : 0) | (hole ? WS_HOLE : 0);
 }
 
@@ -580,12 +589,34 @@ static __always_inline void note_hole(struct thread_cache *tc, __u64 sp,
 }
 
 /*
+ * Bytes each CPU put in the ring since it last looked at the reader, a
+ * cache line each. A global, not a per-CPU map: its look-up's key would
+ * take stack the off-CPU program has none of on 6.1 (512 bytes over
+ * its calls). CPUs past WAKE_CPUS share lines: a count lost to a race
+ * only moves the next look a little.
+ */
+#define WAKE_CPUS	512
+#define WAKE_STRIDE	8	/* words: a cache line */
+__u64 wake_acc[WAKE_CPUS * WAKE_STRIDE];
+
+/*
  * Waking the reader per record costs an irq_work self-IPI per sample
  * (tens of us in a VM, and it throttles the timer): wake it only when a
- * good part of the ring is waiting; it also polls with a timeout.
+ * good part of the ring is waiting; it also polls with a timeout. Where
+ * the reader is, and the ring's producer position, are cache lines other
+ * CPUs write: read once per wakeup_check_bytes this CPU put in the ring
+ * (a tenth of a JVM sample's cost when read at every one).
  */
-static __always_inline __u64 wakeup_flag(void)
+static __always_inline __u64 wakeup_flag(__u64 size)
 {
+	__u64 *acc = &wake_acc[(bpf_get_smp_processor_id() &
+				(WAKE_CPUS - 1)) * WAKE_STRIDE];
+
+	if (*acc + size < wakeup_check_bytes) {
+		*acc += size;
+		return BPF_RB_NO_WAKEUP;
+	}
+	*acc = 0;
 	/* not what lies past the consumer position: the reader holds
 	 * records there until they are decoded (user/capture/ring.c) */
 	if (bpf_ringbuf_query(&events, BPF_RB_PROD_POS) - reader_pos >=
@@ -594,15 +625,45 @@ static __always_inline __u64 wakeup_flag(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void submit(void *rec)
+/* a reservation of size bytes, filled */
+static __always_inline void submit(void *rec, __u64 size)
 {
-	bpf_ringbuf_submit(rec, wakeup_flag());
+	bpf_ringbuf_submit(rec, wakeup_flag(size));
 }
 
-/* a record put together in recbuf, size bytes of it; false: ring full */
+/*
+ * A record put together in recbuf or jvmbuf, size bytes of it; false:
+ * ring full. Packed where the kernel can: the unused room between the
+ * user pcs and the window (REC_BASE) is left out, up to 1.5 KiB of a
+ * JVM sample's 5, and the offsets after it moved down. The ring's memory
+ * is cold when written (it wraps every few seconds): its bytes are most
+ * of what a sample costs.
+ */
 static __always_inline bool output(void *rec, __u64 size)
 {
-	return bpf_ringbuf_output(&events, rec, size, wakeup_flag()) == 0;
+	struct asgst_sample_hdr *h = rec;
+	struct bpf_dynptr dp;
+	__u64 head, gap;
+
+	head = HDR_BYTES + (__u64)h->kstack_n * 8 + (__u64)h->ustack_n * 8;
+	if (!ring_dynptr || head > REC_BASE || size < REC_BASE ||
+	    size > REC_BASE + window_size + 8)
+		return bpf_ringbuf_output(&events, rec, size,
+					  wakeup_flag(size)) == 0;
+	gap = REC_BASE - head;
+	h->window_off = head;
+	if (h->chunk_len)
+		h->chunk_off -= gap;
+	if (h->py_n)
+		h->py_off -= gap;
+	if (bpf_ringbuf_reserve_dynptr(&events, size - gap, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		return false;
+	}
+	bpf_dynptr_write(&dp, 0, rec, head, 0);
+	bpf_dynptr_write(&dp, head, rec + REC_BASE, size - REC_BASE, 0);
+	bpf_ringbuf_submit_dynptr(&dp, wakeup_flag(size - gap));
+	return true;
 }
 
 /* a word of the JavaThread from the one read of its span, 0 if none */
@@ -859,6 +920,18 @@ static __always_inline void *rec_buf(__u32 which)
 	if (which == REC_JVMBUF)
 		return NULL;
 	return bpf_map_lookup_elem(&recbuf, &cpu);
+}
+
+/* output() of this CPU's recbuf or jvmbuf record: global, checked once
+ * instead of on each path of fill_window() to it; 0, or -1 when the ring
+ * is full */
+__noinline int output_buf(__u32 which, __u64 size)
+{
+	void *rec = rec_buf(which);
+
+	if (!rec || size > REC_BASE + window_size + 8)
+		return -1;
+	return output(rec, size) ? 0 : -1;
 }
 
 /*
@@ -1346,7 +1419,7 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 		h->flags |= xflags;
 		if (user)
 			user_stack_scratch(ctx, rec, task, tc, kbytes);
-		submit(rec);
+		submit(rec, REC_BASE);
 		return true;
 	}
 
@@ -1357,8 +1430,8 @@ static __always_inline bool record(void *ctx, struct task_struct *task,
 	kbytes = fill_head(ctx, rec, task, id, tc, true, kmode, event, now);
 	h = rec;
 	h->flags |= ASGST_SF_WINDOW_WANTED | xflags;
-	return output(rec, fill_window(rec, task, tc, tgid, kbytes,
-				       REC_RECBUF, true));
+	return output_buf(REC_RECBUF, fill_window(rec, task, tc, tgid, kbytes,
+						  REC_RECBUF, true)) == 0;
 }
 
 SEC("perf_event")
@@ -1367,13 +1440,15 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct thread_cache tmp, *tc;
 	__u64 id = bpf_get_current_pid_tgid();
-	__u64 cs, css;
+	__u64 cs, css, t0 = 0;
 	bool user;
 
 	if ((__u32)id == 0) {
 		stat_inc(ASGST_STAT_IDLE);
 		return 0;
 	}
+	if (time_samples)
+		t0 = bpf_ktime_get_ns();
 	task = bpf_get_current_task_btf();
 	/* here, on the one path: see thread_cgroup() */
 	user = task->mm != NULL;
@@ -1399,6 +1474,10 @@ int asgst_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(ASGST_STAT_SAMPLES);
 	else
 		stat_inc(ASGST_STAT_LOST);
+	/* what a taken sample costs, apart from the cheap runs that take
+	 * none (idle, not a target), which bpf_stats averages in */
+	if (time_samples)
+		stat_add(ASGST_STAT_SAMPLE_NS, bpf_ktime_get_ns() - t0);
 	return 0;
 }
 
@@ -1438,7 +1517,7 @@ static __always_inline void offcpu_end(struct task_struct *task,
 	t0->acc_ns = 0;
 	t0->acc_n = 0;
 	bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
-	submit(h);
+	submit(h, HDR_BYTES);
 }
 
 /*
@@ -1709,7 +1788,7 @@ static __always_inline bool jvm_ev_window(struct pt_regs *ctx,
 	if (!rec)
 		return false;
 	jvm_ev_fill(rec, ctx, task, id, tc, event, now, REC_RING);
-	submit(rec);
+	submit(rec, REC_BASE + window_size + 8);
 	return true;
 }
 
@@ -1734,7 +1813,7 @@ static __always_inline int jvm_ev_buffered(struct pt_regs *ctx,
 	if (!own || !rec || __sync_val_compare_and_swap(own, 0, 1) != 0)
 		return -1;
 	size = jvm_ev_fill(rec, ctx, task, id, tc, event, now, REC_JVMBUF);
-	ok = output(rec, size);
+	ok = output_buf(REC_JVMBUF, size) == 0;
 	__sync_fetch_and_and(own, 0);
 	return ok;
 }
@@ -1754,7 +1833,7 @@ static __always_inline bool jvm_ev_plain(struct pt_regs *ctx,
 	kbytes = fill_head(ctx, rec, task, id, tc, true, false, event, now);
 	jvm_ev_head(rec, ctx);
 	user_stack_kernel(ctx, rec, kbytes);
-	submit(rec);
+	submit(rec, REC_BASE);
 	return true;
 }
 

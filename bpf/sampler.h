@@ -283,6 +283,9 @@ enum asgst_stat {
 	ASGST_STAT_OFFCPU_SWITCHES,
 	/* the sum of N over the stacks taken: switches they stand for */
 	ASGST_STAT_OFFCPU_WEIGHT,
+	/* with --stats: ns of the cpu-clock program's runs that took a
+	 * sample (or lost one to a full ring), from its start */
+	ASGST_STAT_SAMPLE_NS,
 	ASGST_STAT_MAX,
 };
 

@@ -39,6 +39,22 @@ ASGST_STACK_MEMO=0 "$ASGST" report -q -i "$TMP/j.asgst" -o "$TMP/jrep0.json" ||
 cmp -s "$TMP/jrep.json" "$TMP/jrep0.json" ||
 	fail "the JVM's report with the stack memo differs from the one without"
 echo "INFO: stack memo: $hits samples served live, $tails native tails replayed; the report the same without them"
+# the sampler's records reach the ring packed (5.19 and later): beyond its
+# window a record carries its header and the pcs taken, not the room kept
+# for the deepest stacks (368 + 1528 bytes); and --stats has the program
+# time the runs that took a sample
+wb=$(sed -n 's/.*window_bytes_per_sample=\([0-9]*\).*/\1/p' "$TMP/j.err")
+rb=$(sed -n 's/.*record_bytes_per_sample=\([0-9]*\).*/\1/p' "$TMP/j.err")
+ns=$(sed -n 's/.*bpf_ns_per_sample=\([0-9]*\).*/\1/p' "$TMP/j.err")
+[ "${ns:-0}" -gt 0 ] || { cat "$TMP/j.err"; fail "the sampler did not time its samples (bpf_ns_per_sample)"; }
+[ "${wb:-0}" -gt 0 ] && [ "${rb:-0}" -gt "${wb:-0}" ] ||
+	{ cat "$TMP/j.err"; fail "no window or record bytes in --stats"; }
+kv=$(uname -r)
+if [ "${kv%%.*}" -gt 5 ] || { [ "${kv%%.*}" -eq 5 ] &&
+	[ "$(echo "$kv" | cut -d. -f2)" -ge 19 ]; }; then
+	[ $((rb - wb)) -lt 1200 ] || fail "records not packed: $rb bytes a record for $wb of window"
+	echo "INFO: records packed: $rb bytes a record, $wb of them window; $ns ns in the kernel a sample"
+fi
 python3 - "$TMP/jlive.json" "$TMP/jrep.json" <<'PY' || fail "JVM report differs from the live decode"
 import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))

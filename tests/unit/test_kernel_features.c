@@ -5,7 +5,8 @@
  * recordings need (off-CPU, the fork hook, JVM events, a cgroup) count
  * only for those; a probe that cannot tell does not refuse the kernel;
  * the table is in version order. On this machine's kernel, nothing the
- * sampler needs is missing.
+ * sampler needs is missing. A release string is compared by its first
+ * two numbers (what packs the sampler's records: 5.19).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -161,6 +162,25 @@ static void test_this_kernel(void **state)
 	assert_string_equal(err, "");
 }
 
+static void test_release_at_least(void **state)
+{
+	(void)state;
+	assert_true(kernel_features__release_at_least("5.19.0", 5, 19));
+	assert_true(kernel_features__release_at_least("6.1.0-18-amd64", 5,
+						      19));
+	assert_true(kernel_features__release_at_least("6.18.44-fc-v1252", 5,
+						      19));
+	assert_true(kernel_features__release_at_least("10.0", 5, 19));
+	/* 5.2 is older than 5.19: numbers, not strings */
+	assert_false(kernel_features__release_at_least("5.2.0", 5, 19));
+	assert_false(kernel_features__release_at_least("5.18.19", 5, 19));
+	assert_false(kernel_features__release_at_least("4.19.0", 5, 19));
+	assert_false(kernel_features__release_at_least("", 5, 19));
+	assert_false(kernel_features__release_at_least("?", 5, 19));
+	assert_false(kernel_features__release_at_least("6", 5, 19));
+	assert_false(kernel_features__release_at_least(NULL, 5, 19));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +191,7 @@ int main(void)
 		cmocka_unit_test_setup(test_unknown_is_not_missing, reset),
 		cmocka_unit_test_setup(test_table_order, reset),
 		cmocka_unit_test(test_this_kernel),
+		cmocka_unit_test(test_release_at_least),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -405,6 +405,9 @@ static int open_sampler(struct capture *c, const struct capture_opts *o,
 	skel->rodata->event_mask = events;
 	skel->rodata->offcpu_every = o->offcpu_every;
 	skel->rodata->offcpu_budget_ppm = CAPTURE_OFFCPU_BUDGET_PPM;
+	skel->rodata->time_samples = o->time_samples;
+	/* packed records (bpf_ringbuf_reserve_dynptr) */
+	skel->rodata->ring_dynptr = kernel_features__at_least(5, 19);
 	rb_bytes = ringbuf_bytes(o->ringbuf_mb);
 	bpf_map__set_max_entries(skel->maps.events, rb_bytes);
 	/* where window records are put together: one per CPU */
@@ -428,8 +431,13 @@ static int open_sampler(struct capture *c, const struct capture_opts *o,
 					8 * (ASGST_MAX_KSTACK + ASGST_MAX_USTACK) +
 					o->window_size + 8);
 	}
-	/* one wakeup per eighth of the ring; capture__poll also times out */
+	/* one wakeup per eighth of the ring; capture__poll also times out.
+	 * Each CPU looks at the backlog once per wakeup_check_bytes it
+	 * wrote: all of them together past it by at most another eighth */
 	skel->rodata->wakeup_bytes = rb_bytes / 8;
+	skel->rodata->wakeup_check_bytes =
+		rb_bytes / 8 / (uint32_t)ncpu < 64 * 1024 ?
+		rb_bytes / 8 / (uint32_t)ncpu : 64 * 1024;
 	if (!follows(o))
 		bpf_program__set_autoload(skel->progs.asgst_fork, false);
 	if (!(events & ASGST_EVMASK_OFFCPU))

@@ -30,6 +30,7 @@ struct capture_opts {
 	uint32_t offcpu_every;	/* off-CPU stacks 1 in N; 0: N adapted to
 				   CAPTURE_OFFCPU_BUDGET_PPM of each CPU */
 	bool defer_start;	/* cpu sampling starts at capture__start() */
+	bool time_samples;	/* ASGST_STAT_SAMPLE_NS counted (--stats) */
 };
 
 /* -e offcpu by default: taking stacks costs about 1 % of each CPU */

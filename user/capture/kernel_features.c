@@ -158,6 +158,24 @@ int kernel_features__check(uint32_t needs, char *err, size_t errlen)
 	return check(&ops, needs, err, errlen);
 }
 
+bool kernel_features__release_at_least(const char *release, int major,
+				       int minor)
+{
+	int ma, mi;
+
+	if (!release || sscanf(release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+bool kernel_features__at_least(int major, int minor)
+{
+	struct utsname u;
+
+	return !uname(&u) &&
+	       kernel_features__release_at_least(u.release, major, minor);
+}
+
 int kernel_features__check_files(uint32_t needs, char *err, size_t errlen)
 {
 	static const struct kfeat_ops ops = {

@@ -9,6 +9,7 @@
 #ifndef ASGST_KERNEL_FEATURES_H
 #define ASGST_KERNEL_FEATURES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,5 +67,15 @@ int kernel_features__check(uint32_t needs, char *err, size_t errlen);
 /* the same for the files alone (access(2)), every other feature taken as
  * present */
 int kernel_features__check_files(uint32_t needs, char *err, size_t errlen);
+
+/*
+ * Whether a release string ("6.1.0-18-amd64") is at least major.minor;
+ * false for one that does not start with two numbers.
+ */
+bool kernel_features__release_at_least(const char *release, int major,
+				       int minor);
+/* ... of the running kernel (uname): for what a newer kernel does
+ * better, never for what the sampler needs (a backport is not seen) */
+bool kernel_features__at_least(int major, int minor);
 
 #endif

@@ -713,6 +713,7 @@ static void engine_opts(struct record_args *a, struct recorder_opts *o)
 	o->freq_hz = a->freq;
 	o->window = a->window;
 	o->window_all = a->window_all || !a->unwind_fp;
+	o->time_samples = a->stats;
 	o->ringbuf_mb = a->ringbuf_mb;
 	o->offcpu_every = a->offcpu_every;
 	memcpy(o->outputs, a->outputs, sizeof(o->outputs));

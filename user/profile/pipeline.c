@@ -325,6 +325,7 @@ int pipeline__push(struct pipeline *pl, const void *data, size_t len)
 		now = clock__mono_ns();
 
 	pl->stats.records++;
+	pl->stats.record_bytes += len;
 	if (hdr_ok && (ps = procs__get(pl, (pid_t)h->pid, h->comm))) {
 		ps->arrival_ns = now;
 		warm_python(pl, ps, data, len);

@@ -103,6 +103,7 @@ struct pipeline_stats {
 	uint64_t offcpu_stray_end; /* END records with no stack waiting */
 	uint64_t windows;	/* samples with a stack window */
 	uint64_t window_bytes;	/* the bytes of those windows */
+	uint64_t record_bytes;	/* the bytes of every record pushed */
 	uint64_t ring_copied;	/* held in the ring, copied out for room */
 	/* decoded before the attaches running ended: the hold was full */
 	uint64_t attach_unheld;

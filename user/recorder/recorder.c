@@ -72,6 +72,7 @@ static int open_capture(struct recorder *r)
 	co->ringbuf_mb = r->o.ringbuf_mb;
 	co->offcpu_every = r->o.offcpu_every;
 	co->window_all = r->o.window_all;
+	co->time_samples = r->o.time_samples;
 	rc = recorder_targets_open(r);
 	if (rc)
 		return rc;

@@ -93,6 +93,7 @@ struct recorder_opts {
 	uint32_t window;	/* stack window bytes */
 	bool window_all;	/* a window for every process, not JVMs only */
 	uint32_t ringbuf_mb;	/* 0: the default */
+	bool time_samples;	/* --stats: the sampler times its samples */
 	uint32_t offcpu_every;	/* -e offcpu: a stack 1 in N switches; 0:
 				   N adapted to a budget (capture.h) */
 	uint64_t alloc_interval; /* -e alloc: bytes between sampled

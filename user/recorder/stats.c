@@ -102,28 +102,38 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 {
 	struct capture *c = r->ops->capture(r->cap);
 	uint64_t run_ns = 0, run_cnt = 0, decode_ns = r->decode_ns;
-	uint64_t load_ns = 0, vinsns = 0;
+	uint64_t load_ns = 0, vinsns = 0, st[ASGST_STAT_MAX] = { 0 }, taken;
 	struct jthreads_stats jts;
 	struct rusage ru;
 
 	jthreads__stats(NULL, &jts);
 	capture__prog_stats(c, &run_ns, &run_cnt);
 	capture__load_stats(c, &load_ns, &vinsns);
+	r->ops->stats(r->cap, st);
+	taken = st[ASGST_STAT_SAMPLES] + st[ASGST_STAT_LOST];
 	getrusage(RUSAGE_SELF, &ru);
+	/* a run of the program per timer tick and CPU, a sample taken or
+	 * not (idle, not a target): bpf_stats' mean is over all of them;
+	 * the program times the runs that took one itself */
 	fprintf(stderr, "stats: bpf_run_ns=%llu bpf_run_cnt=%llu "
-		"bpf_ns_per_sample=%.0f decoded=%llu decode_ns_per_sample=%.0f "
+		"bpf_ns_per_run=%.0f bpf_ns_per_sample=%.0f "
+		"decoded=%llu decode_ns_per_sample=%.0f "
 		"decode_errors=%llu peak_rss_kib=%ld windows=%llu "
-		"window_bytes_per_sample=%.0f ring_copied=%llu "
+		"window_bytes_per_sample=%.0f record_bytes_per_sample=%.0f "
+		"ring_copied=%llu "
 		"attach_unheld=%llu attach_deferred=%llu stack_memo_hits=%llu "
 		"stack_memo_kept=%llu walk_tail_hits=%llu\n",
 		(unsigned long long)run_ns, (unsigned long long)run_cnt,
 		run_cnt ? (double)run_ns / (double)run_cnt : 0.0,
+		taken ? (double)st[ASGST_STAT_SAMPLE_NS] / (double)taken : 0.0,
 		(unsigned long long)ps->decoded,
 		ps->decoded ? (double)decode_ns / (double)ps->decoded : 0.0,
 		(unsigned long long)ps->decode_errors, ru.ru_maxrss,
 		(unsigned long long)ps->windows,
 		ps->windows ? (double)ps->window_bytes /
 			      (double)ps->windows : 0.0,
+		ps->records ? (double)ps->record_bytes /
+			      (double)ps->records : 0.0,
 		(unsigned long long)ps->ring_copied,
 		(unsigned long long)ps->attach_unheld,
 		(unsigned long long)ps->attach_deferred,
