@@ -18,7 +18,10 @@
  * The stacks follow the header, packed. Version 2 puts the window at
  * window_off (a multiple of 8, at or after the user stack): the sampler
  * copies it first, then walks the frame-pointer chain inside the copy and
- * reads user memory only for frames beyond it. Version 1 (older raw
+ * reads user memory only for frames beyond it. It leaves room for the
+ * deepest stacks before the window, and on kernels that let it (5.19)
+ * sends the record to the ring without that room, the window right after
+ * the user stack (the offsets after it moved down). Version 1 (older raw
  * files) packs the window right after the user stack. A record may be
  * longer than its parts (the ring-buffer reservation is of fixed size);
  * readers use the counts and offsets, never the record length, to find

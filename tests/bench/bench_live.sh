@@ -2,7 +2,9 @@
 # make bench: the live cost of a sample, what the recorder spends, at
 # 999 Hz: its own CPU a sample (getrusage: user + system, all its work,
 # over the whole run and in the steady state after the warm-up), the
-# decode's CPU a sample, and the in-kernel cost (bpf_stats), from
+# decode's CPU a sample, and the in-kernel cost (the program's own time of
+# the runs that took a sample; and bpf_stats' mean over all runs, a
+# sample taken or not), from
 # record --stats. Configurations, interleaved, ROUNDS of each (median and
 # min-max spread):
 #   native  the baseline: native_chain, 2 busy threads, record -p
@@ -50,13 +52,21 @@ spread() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "%s-%s",
 summary() { sed -n "s/^asgst-bpf: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 \2/p" "$1" | tail -n 1; }
 
 # one run of configuration $1 ($2: the binary), its figures appended
-FIELDS="recorder_cpu_ns_per_sample steady_cpu_ns_per_sample decode_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample startup_cpu_ns"
+FIELDS="recorder_cpu_ns_per_sample steady_cpu_ns_per_sample decode_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample bpf_ns_per_run startup_cpu_ns"
 one() {
 	c=$1; bin=$2; shift 2
 	"$bin" record -q --stats -F 999 -d "$SECS" -o "$T/$c.json" "$@" \
 		2> "$T/$c.err"
 	for f in $FIELDS; do
 		v=$(stat_field "$T/$c.err" $f)
+		# a binary from before bpf_ns_per_run named bpf_stats' mean
+		# over all runs bpf_ns_per_sample: it has no per-sample figure
+		case $f in
+		bpf_ns_per_sample)
+			grep -q bpf_ns_per_run= "$T/$c.err" || v="" ;;
+		bpf_ns_per_run)
+			[ -n "$v" ] || v=$(stat_field "$T/$c.err" bpf_ns_per_sample) ;;
+		esac
 		eval "${c}_$f=\"\${${c}_$f:-} $v\""
 	done
 	s=$(summary "$T/$c.err")
@@ -128,7 +138,7 @@ for c in $CONFS; do
 	echo "  $c: samples $(fig $c samples), lost $(fig $c lost)"
 	echo "    recorder CPU ns/sample: whole run $(fig $c recorder_cpu_ns_per_sample), steady $(fig $c steady_cpu_ns_per_sample); start-up (CPU before the first sample) $(fig $c startup_cpu_ns) ns; the run beyond its samples $(fig $c fixed) ms, writing the outputs $(fig $c out) ms"
 	echo "    decode CPU ns/sample: whole run $(fig $c decode_cpu_ns_per_sample), steady $(fig $c steady_decode_cpu_ns_per_sample)"
-	echo "    in-kernel ns/sample: $(fig $c bpf_ns_per_sample)"
+	echo "    in-kernel ns/sample: $(fig $c bpf_ns_per_sample); a run of the program, a sample taken or not (idle, another process): $(fig $c bpf_ns_per_run)"
 done
 # a figure of the JVM runs beside its target and the tree before's
 tfig() {
@@ -144,12 +154,13 @@ if [ -n "$jpid" ]; then
 	tfig steady_cpu_ns_per_sample "recorder CPU a sample, us" 1000 "<= 2.5"
 	tfig steady_decode_cpu_ns_per_sample "decode CPU a sample, us" 1000 "<= 1.5"
 	tfig bpf_ns_per_sample "in-kernel a sample, us" 1000 "<= 1.0"
+	tfig bpf_ns_per_run "in-kernel a run (any), us" 1000 "-"
 	tfig startup_cpu_ns "start-up CPU, ms" 1000000 "<= 50"
 fi
 for c in $CONFS; do
 	[ $c = native ] && continue
 	printf "  %s / native (baseline 1.00):" $c
-	for f in recorder_cpu_ns_per_sample steady_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample; do
+	for f in recorder_cpu_ns_per_sample steady_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample bpf_ns_per_run; do
 		printf " %s %s" "${f%_ns_per_sample}" \
 			"$(ratio "$(figm $c $f)" "$(figm native $f)")"
 	done
@@ -157,7 +168,7 @@ for c in $CONFS; do
 done
 if [ -n "$BASE" ] && [ -n "$jpid" ] && [ -x "$BASE" ]; then
 	printf "  jvm / base (%s, baseline 1.00):" "$BASE"
-	for f in recorder_cpu_ns_per_sample steady_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample; do
+	for f in recorder_cpu_ns_per_sample steady_cpu_ns_per_sample steady_decode_cpu_ns_per_sample bpf_ns_per_sample bpf_ns_per_run; do
 		printf " %s %s" "${f%_ns_per_sample}" \
 			"$(ratio "$(figm jvm $f)" "$(figm base $f)")"
 	done

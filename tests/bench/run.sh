@@ -18,7 +18,10 @@ LONG=30; RSS_SECS=60
 stat_field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$1" | tail -n 1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
-echo "== sampler: in-kernel cost per sample (bpf_stats run_time_ns / run_cnt)"
+echo "== sampler: in-kernel cost per sample (record --stats: bpf_ns_per_sample)"
+# A sample's cost is the program's own time of the runs that took one
+# (--stats has it timed, bpf_ns_per_sample); the floor is bpf_stats' mean
+# over runs that take none (bpf_ns_per_run).
 # floor: the same program on the same busy thread, which is not a target:
 # it only finds that out (a cache lookup) and returns. What that costs is
 # the price of running any program on this CPU at this rate (cold caches
@@ -39,7 +42,7 @@ for hz in 99 999; do
 			"$WL/native_chain" 5 1 > /dev/null 2> "$T/nowin"
 		"$A" record -q --stats -F $hz --stack-window 16384 -o "$T/b.json" -- \
 			"$WL/native_chain" 5 1 > /dev/null 2> "$T/win"
-		fs="$fs $(stat_field "$T/floor" bpf_ns_per_sample)"
+		fs="$fs $(stat_field "$T/floor" bpf_ns_per_run)"
 		ns="$ns $(stat_field "$T/nowin" bpf_ns_per_sample)"
 		ws="$ws $(stat_field "$T/win" bpf_ns_per_sample)"
 		wb=$(stat_field "$T/win" window_bytes_per_sample)
@@ -68,7 +71,7 @@ d = json.load(open('$T/j.json'))
 n = sum(s['count'] for s in d['stacks'])
 k = sum(s['count'] for s in d['stacks'] if s['frames'] and s['frames'][0]['type'] == 'kernel')
 print('%d of %d' % (k, n))")
-		echo "  JVM at ${hz} Hz: $(stat_field "$T/jvm" bpf_ns_per_sample) ns/sample, $(stat_field "$T/jvm" window_bytes_per_sample) window bytes/sample, $k samples in the kernel (a kernel stack to unwind)"
+		echo "  JVM at ${hz} Hz: $(stat_field "$T/jvm" bpf_ns_per_sample) ns/sample ($(stat_field "$T/jvm" bpf_ns_per_run) a run of the program, a sample taken or not), $(stat_field "$T/jvm" window_bytes_per_sample) window bytes/sample, $(stat_field "$T/jvm" record_bytes_per_sample) record bytes/sample, $k samples in the kernel (a kernel stack to unwind)"
 	done
 	kill $jpid 2>/dev/null; wait $jpid 2>/dev/null
 else
