@@ -590,15 +590,14 @@ static __always_inline void note_hole(struct thread_cache *tc, __u64 sp,
 
 /*
  * Bytes each CPU put in the ring since it last looked at the reader, a
- * cache line each, none of them reader_pos's (which user space writes).
- * A global, not a per-CPU map: its look-up's key would take stack the
- * off-CPU program has none of on 6.1 (512 bytes over its calls). CPUs
- * past WAKE_CPUS share lines: a count lost to a race only moves the next
- * look a little.
+ * cache line each. A global, not a per-CPU map: its look-up's key would
+ * take stack the off-CPU program has none of on 6.1 (512 bytes over
+ * its calls). CPUs past WAKE_CPUS share lines: a count lost to a race
+ * only moves the next look a little.
  */
 #define WAKE_CPUS	512
 #define WAKE_STRIDE	8	/* words: a cache line */
-__u64 wake_acc[WAKE_CPUS * WAKE_STRIDE] __attribute__((aligned(64)));
+__u64 wake_acc[WAKE_CPUS * WAKE_STRIDE];
 
 /*
  * Waking the reader per record costs an irq_work self-IPI per sample
