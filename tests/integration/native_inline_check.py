@@ -143,8 +143,10 @@ def b2l_quirk(ours, theirs):
 def same(ours, theirs):
     if len(ours) != len(theirs):
         return False
+    # "??" is the tools' "none": no function (a PLT stub, say) or file
     for (n1, f1, l1), (n2, f2, l2) in zip(ours, theirs):
-        if key(n1) != key(n2) or os.path.basename(f1) != \
+        if key(n1) != key(n2 if n2 != "??" else "") or \
+                os.path.basename(f1) != \
                 os.path.basename(f2 if f2 != "??" else "") or l1 != l2:
             return False
     return True
