@@ -1140,6 +1140,15 @@ static int agent_start(JavaVM *vm, const char *options, bool live)
 		return 0;
 	}
 	if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+		jvmti = NULL;
+		if (live) {
+			/* attached before the JVM's live phase (a system
+			 * class loader still starting): the attacher asks
+			 * again, and finds the agent unloaded by then */
+			log_info("the JVM is still starting (no JVMTI environment yet): not loaded");
+			__atomic_store_n(&loaded, 0, __ATOMIC_RELEASE);
+			return CM_AGENT_RC_NOT_LIVE;
+		}
 		log_error("no JVMTI 1.2 environment: agent disabled");
 		return 0;
 	}
@@ -1218,8 +1227,9 @@ EXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 EXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
 	(void)reserved;
-	agent_start(vm, options, true);
-	return 0;
+	/* non-zero only for CM_AGENT_RC_NOT_LIVE: the JVM unloads the
+	 * library and the attacher tries again */
+	return agent_start(vm, options, true);
 }
 
 EXPORT void JNICALL Agent_OnUnload(JavaVM *vm)

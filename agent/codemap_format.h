@@ -77,6 +77,13 @@
 #define CM_PATH_NS_FMT		"/dev/shm/asgst-%d-%llu.map"
 #define CM_PATH_FMT		"/dev/shm/asgst-%d.map"
 
+/*
+ * What Agent_OnAttach returns besides 0: the JVM is still starting (not in
+ * its live phase, where JVMTI hands out no environment). Nothing was
+ * loaded or kept; the same attach succeeds once the JVM is up.
+ */
+#define CM_AGENT_RC_NOT_LIVE	2
+
 /* cm_file_header.flags */
 #define CM_F_READY		(1u << 0)	/* VM record written, decode ok */
 #define CM_F_FULL		(1u << 1)	/* hit max size: records dropped */

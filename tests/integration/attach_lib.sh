@@ -96,3 +96,35 @@ basic_attach() {
 	kill "$_pid"
 	wait "$_pid" 2>/dev/null
 }
+
+# starting_attach JAVA: attach while the JVM is still starting (its attach
+# listener is up, its live phase not yet come): the attach waits for it,
+# then loads the agent, which writes its map
+starting_attach() {
+	_java=$1
+	"$_java" -Djava.system.class.loader=SlowLoader -Dslowloader.ms=4000 \
+		-cp "$WL/classes" SleepLoop 60 >"$TMP/starting.out" 2>&1 &
+	_pid=$!
+	bg "$_pid"
+	_n=100
+	while ! grep -q "^Signal Dispatch" /proc/"$_pid"/task/*/comm 2>/dev/null &&
+	      [ "$_n" -gt 0 ]; do
+		sleep 0.05
+		_n=$((_n - 1))
+	done
+	grep -q "^Signal Dispatch" /proc/"$_pid"/task/*/comm ||
+		{ cat "$TMP/starting.out"; fail "starting JVM: no Signal Dispatcher thread"; }
+	# still in the class loader: what is tested is an attach before main
+	grep -q READY "$TMP/starting.out" &&
+		fail "starting JVM already ran main: the attach comes too late to test"
+	run_bounded "$ASGST" attach "$_pid"
+	[ "$RC" -eq 0 ] || { cat "$TMP/out" "$TMP/starting.out"; fail "attach to a starting JVM failed"; }
+	echo "INFO: starting JVM: $(cat "$TMP/out")"
+	wait_file "$(cm_map "$_pid")" 100 ||
+		{ cat "$TMP/starting.out"; fail "attached to a starting JVM, but its agent wrote no map"; }
+	[ "$(agent_libs "$_pid")" -eq 1 ] || fail "starting JVM: not one agent mapped"
+	grep -q "no JVMTI" "$TMP/starting.out" &&
+		{ cat "$TMP/starting.out"; fail "starting JVM: the agent turned itself off"; }
+	kill "$_pid"
+	wait "$_pid" 2>/dev/null
+}

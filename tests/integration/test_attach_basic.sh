@@ -1,6 +1,7 @@
 #!/bin/sh
-# Late attach to a running JVM, attaching twice and `jvms`, on JDK 17 and
-# JDK 25 (test_jdks, "return code: N" replies there); then on JDK 17 the
+# Late attach to a running JVM, attaching twice and `jvms`, and attach to a
+# JVM still starting, on JDK 17 and JDK 25 (test_jdks, "return code: N"
+# replies there); then on JDK 17 the
 # failures: not a JVM, attach disabled, a JVM exiting during the attach.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/attach_lib.sh"
@@ -14,6 +15,7 @@ jdks=$(test_jdks) || rc=1
 for jdk in $jdks; do
 	echo "INFO: $(basename "$jdk")"
 	basic_attach "$jdk/bin/java"
+	starting_attach "$jdk/bin/java"
 done
 
 # a JVM of another user (nobody), cwd /: the trigger is created for it and

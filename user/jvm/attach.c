@@ -28,6 +28,7 @@
 #include "jvm/jvm_discover.h"
 #include "util/err.h"
 #include "util/safe_open.h"
+#include "codemap_format.h"
 
 /* HotSpot's limits for a request (attachListener.hpp, JDK 17) */
 #define CMD_LEN_MAX	16
@@ -36,6 +37,9 @@
 #define REPLY_MAX	(4u << 20)
 /* how long a command may take once connected (Agent_OnAttach included) */
 #define EXCHANGE_MS	60000
+/* a JVM still starting is asked again this often, for this long */
+#define NOT_LIVE_RETRY_MS	200
+#define NOT_LIVE_WAIT_MS	20000
 
 /* the target being attached to, gathered once */
 struct target {
@@ -1269,17 +1273,69 @@ cleanup:
 
 static int agent_failed(pid_t pid, int agent_rc, char *err, size_t errlen)
 {
+	if (agent_rc == CM_AGENT_RC_NOT_LIVE)
+		return err__set(err, errlen, -ATTACH_E_AGENT,
+				"JVM %d was still starting after %d s (no JVMTI environment before its live phase): attach again once it is up",
+				(int)pid, NOT_LIVE_WAIT_MS / 1000);
 	return err__set(err, errlen, -ATTACH_E_AGENT,
 			"agent failed to start in JVM %d (Agent_OnAttach returned %d); see the JVM's stderr",
 			(int)pid, agent_rc);
 }
 
+/* one "load" of the staged agent at tpath: 0 with *agent_rc set, else
+ * -errno / -ATTACH_E_* with err set */
+static int load_once(pid_t pid, const char *tpath, const char *options,
+		     int *agent_rc, char *reply, size_t replylen, char *out,
+		     size_t outlen, char *err, size_t errlen)
+{
+	char msg[256];
+	const char *args[3];
+	int ret, jvm_rc = 0;
+
+	args[0] = tpath;
+	args[1] = "true";	/* the path is absolute */
+	args[2] = options ? options : "";
+	*agent_rc = 0;
+	ret = attach__command_rc(pid, "load", args, &jvm_rc, reply, replylen,
+				 err, errlen);
+	if (outlen)
+		snprintf(out, outlen, "%s", reply);
+	/* JDK 21+ refuse it themselves until then (JvmtiAgentList) */
+	if ((ret == 0 || ret == -ATTACH_E_REFUSED) &&
+	    strstr(reply, "only permitted in the live phase")) {
+		*agent_rc = CM_AGENT_RC_NOT_LIVE;
+		return 0;
+	}
+	if (ret == -ATTACH_E_REFUSED) {
+		/* JDK 21+ answer a failing Agent_OnAttach with a non-zero
+		 * code and "return code: N"; others say why it did not load */
+		if (!attach__parse_load_reply(reply, strlen(reply), agent_rc,
+					      msg, sizeof(msg)) && *agent_rc)
+			return 0;
+		return ret;
+	}
+	if (ret)
+		return ret;
+	if (attach__parse_load_reply(reply, strlen(reply), agent_rc, msg,
+				     sizeof(msg))) {
+		/* JDK 25 answers a failed dlopen with code 0 and "<path> was
+		 * not loaded." plus dlerror(): one line with both */
+		one_line(reply, strlen(reply), msg, sizeof(msg));
+		return err__set(err, errlen,
+				strstr(reply, "not loaded") ? -ATTACH_E_AGENT :
+							      -ATTACH_E_PROTO,
+				"JVM %d did not load the agent: %s", (int)pid,
+				msg[0] ? msg : "empty reply");
+	}
+	return 0;
+}
+
 int attach__load_agent(pid_t pid, const char *agent_path, const char *options,
 		       char *out, size_t outlen, char *err, size_t errlen)
 {
-	char tpath[PATH_MAX], *reply = NULL, msg[256];
-	const char *args[3];
-	int ret, agent_rc, jvm_rc = 0;
+	char tpath[PATH_MAX], *reply = NULL;
+	uint64_t until;
+	int ret, agent_rc = 0;
 
 	if (outlen)
 		out[0] = '\0';
@@ -1294,38 +1350,25 @@ int attach__load_agent(pid_t pid, const char *agent_path, const char *options,
 	reply = malloc(16384);
 	if (!reply)
 		return err__set(err, errlen, -ENOMEM, "out of memory");
-	args[0] = tpath;
-	args[1] = "true";	/* the path is absolute */
-	args[2] = options ? options : "";
-	ret = attach__command_rc(pid, "load", args, &jvm_rc, reply, 16384,
-				 err, errlen);
-	if (outlen)
-		snprintf(out, outlen, "%s", reply);
-	if (ret == -ATTACH_E_REFUSED) {
-		/* JDK 21+ answer a failing Agent_OnAttach with a non-zero
-		 * code and "return code: N"; others say why it did not load */
-		if (!attach__parse_load_reply(reply, strlen(reply), &agent_rc,
-					      msg, sizeof(msg)))
-			ret = agent_failed(pid, agent_rc, err, errlen);
-		goto cleanup;
+	/*
+	 * A JVM whose attach listener is up may still be starting (a system
+	 * class loader of its own runs then): JDK 21+ refuse the load, older
+	 * ones load the agent, which finds no JVMTI environment, says
+	 * CM_AGENT_RC_NOT_LIVE and is unloaded. Asked
+	 * again until the JVM is up, within NOT_LIVE_WAIT_MS.
+	 */
+	until = clock__mono_ns() + (uint64_t)NOT_LIVE_WAIT_MS * 1000000ull;
+	for (;;) {
+		ret = load_once(pid, tpath, options, &agent_rc, reply, 16384,
+				out, outlen, err, errlen);
+		if (ret || agent_rc != CM_AGENT_RC_NOT_LIVE ||
+		    clock__mono_ns() >= until)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = NOT_LIVE_RETRY_MS *
+							 1000000l }, NULL);
 	}
-	if (ret)
-		goto cleanup;
-	if (attach__parse_load_reply(reply, strlen(reply), &agent_rc, msg,
-				     sizeof(msg))) {
-		/* JDK 25 answers a failed dlopen with code 0 and "<path> was
-		 * not loaded." plus dlerror(): one line with both */
-		one_line(reply, strlen(reply), msg, sizeof(msg));
-		ret = err__set(err, errlen,
-			       strstr(reply, "not loaded") ? -ATTACH_E_AGENT :
-							     -ATTACH_E_PROTO,
-			       "JVM %d did not load the agent: %s", (int)pid,
-			       msg[0] ? msg : "empty reply");
-		goto cleanup;
-	}
-	if (agent_rc != 0)
+	if (!ret && agent_rc != 0)
 		ret = agent_failed(pid, agent_rc, err, errlen);
-cleanup:
 	free(reply);
 	return ret;
 }
