@@ -14,6 +14,9 @@
 #   libfxinl.so          -O2 -g, functions inlined (+ .a2l: llvm-addr2line
 #                        -a -i -f of every byte of fx_outer)
 #   inl/libfxinl.so      stripped, .gnu_debuglink -> inl/.debug/libfxinl.so.debug
+#   fx_plt               PIE with lazy-binding PLT stubs (.plt, .plt.got)
+#   fx_plt_ibt.stripped  IBT stubs (.plt.sec), stripped; each with .plt:
+#                        objdump's <name@plt> labels, the names' oracle
 #   jvm17.maps, kallsyms.sample, kallsyms.restricted: saved real texts
 
 FX		:= $(BUILD)/fixtures
@@ -26,7 +29,9 @@ FX_ALL := $(FX)/fx_pie $(FX)/fx_pie.nm $(FX)/fx_pie.stripped \
 	  $(FX)/dl/libfx.so $(FX)/dl2/libfx.so $(FX)/libfxcxx.so \
 	  $(FX)/libfxcxx.so.nm $(FX)/jvm17.maps $(FX)/kallsyms.sample \
 	  $(FX)/kallsyms.restricted $(FX)/empty-debugroot/.stamp \
-	  $(FX)/libfxinl.so $(FX)/libfxinl.so.a2l $(FX)/inl/libfxinl.so
+	  $(FX)/libfxinl.so $(FX)/libfxinl.so.a2l $(FX)/inl/libfxinl.so \
+	  $(FX)/fx_plt $(FX)/fx_plt.plt $(FX)/fx_plt.nm $(FX)/fx_plt_ibt.stripped \
+	  $(FX)/fx_plt_ibt.stripped.plt
 
 FIXTURES += $(FX_ALL)
 
@@ -114,3 +119,23 @@ $(FX)/inl/libfxinl.so: $(FX)/libfxinl.so
 	$(Q)objcopy --only-keep-debug $< $(@D)/.debug/libfxinl.so.debug
 	$(Q)objcopy --strip-all --add-gnu-debuglink=$(@D)/.debug/libfxinl.so.debug \
 		$< $@
+
+$(FX)/fx_plt: tests/fixtures/fx_plt.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FX_CFLAGS) -fPIE -pie -Wl,-z,lazy $< -o $@
+
+$(FX)/fx_plt_ibt: tests/fixtures/fx_plt.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FX_CFLAGS) -fPIE -pie -fcf-protection=full -Wl,-z,ibtplt \
+		$< -o $@
+
+$(FX)/fx_plt_ibt.stripped: $(FX)/fx_plt_ibt
+	$(call msg,STRIP,$@)
+	$(Q)objcopy --strip-all $< $@
+
+# binutils' names of the stubs (its synthetic symbols): "ADDR <NAME@plt>:"
+$(FX)/%.plt: $(FX)/%
+	$(call msg,OBJDUMP,$@)
+	$(Q)objdump -d $< | grep '@plt>:$$' > $@.tmp && mv $@.tmp $@

@@ -119,6 +119,14 @@ static void test_not_mangled(void **state)
 	assert_string_equal(buf, "_Zgarbage(");
 	assert_null(demangle__full("main"));
 	assert_int_equal(demangle__short(NULL, buf, sizeof(buf)), -1);
+	/* PLT stubs: the function demangled, "@plt" kept */
+	assert_int_equal(demangle__short("puts@plt", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "puts@plt");
+	assert_int_equal(demangle__short(CALL_HELPER "@plt", buf, sizeof(buf)),
+			 1);
+	assert_string_equal(buf, "JavaCalls::call_helper@plt");
+	assert_int_equal(demangle__short("@plt", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "@plt");
 }
 
 /* the fixture's templates, operators, anonymous namespace, return types */

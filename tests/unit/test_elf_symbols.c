@@ -498,6 +498,84 @@ static void test_debuglink_hostile(void **state)
 	free(dbgimg);
 }
 
+/* the IFUNC nm lists at addr, "" if none */
+static void nm_ifunc_at(const char *nm_file, uint64_t addr, char *out,
+			size_t len)
+{
+	char path[PATH_MAX], line[1024], name[900], t;
+	uint64_t a;
+	FILE *f = fopen(fixture_path(path, sizeof(path), nm_file), "r");
+
+	out[0] = '\0';
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%" SCNx64 " %c %899s", &a, &t, name) == 3 &&
+		    a == addr && t == 'i')
+			snprintf(out, len, "%s", name);
+	fclose(f);
+}
+
+/*
+ * PLT stubs named "name@plt" at each address binutils names one, over the
+ * whole stub: lazy stubs (.plt, .plt.got) and IBT ones (.plt.sec), in a
+ * file with its symbol tables and in a stripped one. binutils names an
+ * IFUNC's stub by its resolver's address ("*ABS*+0x119d@plt"): ours is
+ * the IFUNC's name where a table has it, else none.
+ */
+static void expect_plt_names(const char *elf, const char *listing,
+			     const char *nm_file)
+{
+	char path[PATH_MAX], line[1024], name[900], want[1000];
+	struct elf_module *m = load_fx(elf, NULL, false);
+	bool puts_seen = false, ifunc_seen = false;
+	uint64_t a, abs;
+	int n = 0;
+	FILE *f;
+
+	f = fopen(fixture_path(path, sizeof(path), listing), "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		long idx;
+
+		if (sscanf(line, "%" SCNx64 " <%899[^>]>:", &a, name) != 2)
+			continue;
+		snprintf(want, sizeof(want), "%s", name);
+		if (sscanf(name, "*ABS*+%" SCNx64 "@plt", &abs) == 1) {
+			char ifunc[900];
+
+			ifunc_seen = true;
+			if (!nm_file) {
+				assert_true(elf_module__lookup(m, a) < 0);
+				continue;
+			}
+			nm_ifunc_at(nm_file, abs, ifunc, sizeof(ifunc));
+			assert_true(ifunc[0]);
+			snprintf(want, sizeof(want), "%s@plt", ifunc);
+		}
+		expect_sym(m, a, want);
+		idx = elf_module__lookup(m, a);
+		assert_true(elf_module__sym_size(m, idx) == 8 ||
+			    elf_module__sym_size(m, idx) == 16);
+		expect_sym(m, a + elf_module__sym_size(m, idx) - 1, want);
+		puts_seen |= !strcmp(name, "puts@plt");
+		n++;
+	}
+	fclose(f);
+	/* free, puts, strlen, printf, snprintf, malloc, __cxa_finalize */
+	assert_true(n >= 6);
+	assert_true(puts_seen);
+	assert_true(ifunc_seen);
+	elf_module__free(m);
+}
+
+static void test_plt_stubs(void **state)
+{
+	(void)state;
+	expect_plt_names("fx_plt", "fx_plt.plt", "fx_plt.nm");
+	expect_plt_names("fx_plt_ibt.stripped", "fx_plt_ibt.stripped.plt",
+			 NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_unsized_section_end),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_debuglink_hostile),
+		cmocka_unit_test(test_plt_stubs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
  * a profile reader wants.
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,19 +133,26 @@ void demangle__strip(char *s)
 
 int demangle__short(const char *name, char *buf, size_t len)
 {
-	char *full;
+	static const char plt[] = "@plt";
+	size_t n, stem = 0;
+	char *full, *tmp;
 
 	if (!name || !buf || len == 0)
 		return -1;
-	full = demangle__full(name);
+	/* a PLT stub's name (elf_symbols.c): the function's, then "@plt" */
+	n = strlen(name);
+	if (n > sizeof(plt) - 1 && !strcmp(name + n - (sizeof(plt) - 1), plt))
+		stem = n - (sizeof(plt) - 1);
+	tmp = stem ? strndup(name, stem) : NULL;
+	full = demangle__full(tmp ? tmp : name);
+	free(tmp);
 	if (!full) {
 		strncpy(buf, name, len - 1);
 		buf[len - 1] = '\0';
 		return 0;
 	}
 	demangle__strip(full);
-	strncpy(buf, full, len - 1);
-	buf[len - 1] = '\0';
+	snprintf(buf, len, "%s%s", full, stem ? plt : "");
 	free(full);
 	return 1;
 }

@@ -213,6 +213,31 @@ static int add_name(struct elf_module *m, const char *s, uint32_t *off)
 	return 0;
 }
 
+/* one more symbol, its name copied; rank as in add_symbols() */
+static int add_sym(struct elf_module *m, size_t *cap, uint64_t addr,
+		   uint64_t size, const char *name, uint8_t rank)
+{
+	uint32_t off;
+
+	if (m->nsyms == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		struct esym *ns;
+
+		if (nc > MAX_SYMS)
+			return -E2BIG;
+		ns = realloc(m->syms, nc * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		m->syms = ns;
+		*cap = nc;
+	}
+	if (add_name(m, name, &off))
+		return -ENOMEM;
+	m->syms[m->nsyms++] = (struct esym){ .addr = addr, .size = size,
+					     .name = off, .rank = rank };
+	return 0;
+}
+
 static bool scn_exec(Elf *e, size_t shndx)
 {
 	Elf_Scn *scn;
@@ -357,7 +382,7 @@ static int add_entry_symbol(struct elf_module *m, Elf *e, size_t *cap)
 {
 	uint64_t size = ELF_ENTRY_CODE_BYTES;
 	GElf_Ehdr eh;
-	uint32_t off;
+	int ret;
 
 	if (!gelf_getehdr(e, &eh) || !eh.e_entry ||
 	    elf_module__lookup(m, eh.e_entry) >= 0)
@@ -367,27 +392,208 @@ static int add_entry_symbol(struct elf_module *m, Elf *e, size_t *cap)
 		if (m->syms[i].addr > eh.e_entry &&
 		    m->syms[i].addr - eh.e_entry < size)
 			size = m->syms[i].addr - eh.e_entry;
-	if (m->nsyms == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		struct esym *ns;
-
-		if (nc > MAX_SYMS)
-			return 0;
-		ns = realloc(m->syms, nc * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		m->syms = ns;
-		*cap = nc;
-	}
-	if (add_name(m, "_start", &off))
-		return -ENOMEM;
-	m->syms[m->nsyms].addr = eh.e_entry;
-	m->syms[m->nsyms].size = size;
-	m->syms[m->nsyms].name = off;
-	m->syms[m->nsyms].rank = 7;
-	m->nsyms++;
+	ret = add_sym(m, cap, eh.e_entry, size, "_start", 7);
+	if (ret)
+		return ret == -E2BIG ? 0 : ret;
 	finish_symbols(m);
 	return 0;
+}
+
+/*
+ * PLT stubs, which no symbol table names, are "name@plt" as objdump and
+ * perf call them. Each stub of .plt, .plt.sec and .plt.got jumps through
+ * a GOT slot (jmp *disp(%rip), after an endbr64 and a bnd prefix where
+ * the linker put them) that a JUMP_SLOT or GLOB_DAT relocation against
+ * the dynamic symbol table names; an IRELATIVE one names the resolver
+ * (an IFUNC's symbol: libc's strchr@plt where objdump says
+ * *ABS*+0x9f550@plt). x86-64 only, as the decoder is.
+ */
+struct got_slot {
+	uint64_t addr;
+	const char *name;	/* in the Elf's dynamic string table */
+	size_t sym;		/* else the module's symbol of this index */
+};
+
+#define GOT_SLOTS_MAX	(1u << 20)
+#define PLT_RANK	6	/* below any symbol a table has */
+
+static int got_slot_cmp(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* the named GOT slots of the relocations against dynsym (index dsi) */
+static int got_slots(const struct elf_module *m, Elf *e, size_t dsi,
+		     struct got_slot **out, size_t *n)
+{
+	Elf_Scn *dscn = elf_getscn(e, dsi), *scn = NULL;
+	struct got_slot *v = NULL;
+	size_t cap = 0, cnt = 0;
+	Elf_Data *dd;
+	GElf_Shdr dsh;
+
+	if (!dscn || !gelf_getshdr(dscn, &dsh) ||
+	    !scn_size_ok(e, dsh.sh_link, ELF_SECTION_MAX) ||
+	    !(dd = elf_getdata(dscn, NULL)))
+		goto done;
+	while ((scn = elf_nextscn(e, scn)) != NULL && cnt < GOT_SLOTS_MAX) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    sh.sh_link != dsi || sh.sh_size > ELF_SECTION_MAX ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (int i = 0; cnt < GOT_SLOTS_MAX; i++) {
+			const char *name = NULL;
+			long idx = -1;
+			GElf_Rela r;
+			GElf_Sym sym;
+
+			if (!gelf_getrela(d, i, &r))
+				break;
+			if (GELF_R_TYPE(r.r_info) == R_X86_64_IRELATIVE) {
+				idx = elf_module__lookup(m, (uint64_t)r.r_addend);
+				if (idx < 0 ||
+				    m->syms[idx].addr != (uint64_t)r.r_addend)
+					continue;
+			} else if ((GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT &&
+				    GELF_R_TYPE(r.r_info) != R_X86_64_GLOB_DAT) ||
+				   !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info),
+						&sym) ||
+				   !(name = elf_strptr(e, dsh.sh_link,
+						       sym.st_name)) ||
+				   !*name) {
+				continue;
+			}
+			if (cnt == cap) {
+				size_t nc = cap ? cap * 2 : 256;
+				struct got_slot *nv = realloc(v, nc * sizeof(*v));
+
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+				cap = nc;
+			}
+			v[cnt++] = (struct got_slot){ r.r_offset, name,
+						      (size_t)idx };
+		}
+	}
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), got_slot_cmp);
+done:
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+/* where a stub's jmp *disp(%rip) starts in its n bytes, or -1 */
+static int plt_jmp_at(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e &&
+	    p[3] == 0xfa)
+		i = 4;			/* endbr64 */
+	if (i < n && p[i] == 0xf2)
+		i++;			/* bnd */
+	if (i + 6 > n || p[i] != 0xff || p[i + 1] != 0x25)
+		return -1;
+	return (int)i;
+}
+
+/* the stubs of one PLT section named after their slots */
+static int add_plt_section(struct elf_module *m, size_t *cap, Elf_Scn *scn,
+			   const GElf_Shdr *sh, const struct got_slot *slots,
+			   size_t nslots)
+{
+	uint64_t es = sh->sh_entsize == 8 || sh->sh_entsize == 16 ?
+		      sh->sh_entsize : 16;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	char name[512];
+	int added = 0;
+
+	if (!d || !d->d_buf)
+		return 0;
+	for (uint64_t off = 0; off + es <= d->d_size; off += es) {
+		const uint8_t *p = (const uint8_t *)d->d_buf + off;
+		int j = plt_jmp_at(p, es);
+		struct got_slot key, *hit;
+		int ret;
+
+		if (j < 0)
+			continue;
+		key.addr = sh->sh_addr + off + (uint64_t)j + 6 +
+			   (uint64_t)(int64_t)(int32_t)rd_uint(p + j + 2, 4,
+							       false);
+		hit = bsearch(&key, slots, nslots, sizeof(*slots),
+			      got_slot_cmp);
+		/* a symbol's name by index: add_sym() moves the names */
+		if (!hit || (size_t)snprintf(name, sizeof(name), "%s@plt",
+					     hit->name ? hit->name :
+					     m->names + m->syms[hit->sym].name)
+				    >= sizeof(name))
+			continue;
+		ret = add_sym(m, cap, sh->sh_addr + off, es, name, PLT_RANK);
+		if (ret)
+			return ret == -E2BIG ? added : ret;
+		added++;
+	}
+	return added;
+}
+
+static long add_plt_symbols(struct elf_module *m, Elf *e, size_t *cap)
+{
+	struct got_slot *slots = NULL;
+	Elf_Scn *scn = NULL;
+	size_t nslots = 0, dsi = 0, shstr;
+	long added = 0;
+	GElf_Ehdr eh;
+	int ret;
+
+	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64 ||
+	    elf_getshdrstrndx(e, &shstr))
+		return 0;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM &&
+		    sh.sh_size <= ELF_SECTION_MAX) {
+			dsi = elf_ndxscn(scn);
+			break;
+		}
+	}
+	if (!dsi)
+		return 0;
+	finish_symbols(m);	/* sorted, for the resolvers' look-ups */
+	ret = got_slots(m, e, dsi, &slots, &nslots);
+	if (ret)
+		return ret;
+	scn = NULL;
+	while (nslots && (scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *sn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) ||
+		    sh.sh_size > ELF_SMALL_SCN_MAX * 16 ||
+		    !(sn = elf_strptr(e, shstr, sh.sh_name)) ||
+		    (strcmp(sn, ".plt") && strcmp(sn, ".plt.sec") &&
+		     strcmp(sn, ".plt.got")))
+			continue;
+		ret = add_plt_section(m, cap, scn, &sh, slots, nslots);
+		if (ret < 0) {
+			added = ret;
+			break;
+		}
+		added += ret;
+	}
+	free(slots);
+	return added;
 }
 
 static void read_loads(struct elf_module *m, Elf *e)
@@ -657,6 +863,11 @@ static struct elf_module *load_elf(Elf *e, const struct elf_module_opts *o,
 				}
 			}
 		}
+	}
+	n = add_plt_symbols(m, e, &cap);
+	if (n < 0) {
+		err = -n;
+		goto cleanup;
 	}
 	finish_symbols(m);
 	err = -add_entry_symbol(m, e, &cap);
