@@ -46,6 +46,8 @@ def key(name):
     .part.0, .cold: the symbol table's name, not the DWARF's)"""
     if not name:
         return ""
+    if name.endswith("@plt") and len(name) > 4:
+        return key(name[:-4]) + "@plt"
     name = re.sub(r"(\.(constprop|lto_priv|isra|part|cold)(\.\d+)?)+$", "",
                   name)
     if name.startswith("_Z"):
@@ -130,6 +132,31 @@ def oracle_batch(tool, prog, addrs):
     return res
 
 
+def plt_stubs(prog):
+    """[(start, end, name)] of the PLT stubs objdump labels "<name@plt>"
+    (no DWARF names them: addr2line says "??", llvm-addr2line the symbol
+    before them, _init); an IFUNC's is "*ABS*+0xRESOLVER@plt" there"""
+    starts = []
+    for ln in subprocess.run(["objdump", "-d", prog], capture_output=True,
+                             text=True, check=True).stdout.splitlines():
+        m = re.fullmatch(r"([0-9a-f]+) <(.+@plt)>:", ln)
+        if m:
+            starts.append((int(m.group(1), 16), m.group(2)))
+    starts.sort()
+    return [(a, min(a + 16, starts[i + 1][0]) if i + 1 < len(starts)
+             else a + 16, n) for i, (a, n) in enumerate(starts)]
+
+
+def plt_oracle(orc, stubs):
+    """objdump's name for the pcs in a PLT stub that the tool could not
+    place in a source file"""
+    for ad, theirs in orc.items():
+        stub = next((n for a, e, n in stubs if a <= ad < e), None)
+        if stub and len(theirs) == 1 and theirs[0][1] in ("??", ""):
+            orc[ad] = [(stub, "??", 0)]
+    return orc
+
+
 def b2l_quirk(ours, theirs):
     """binutils' addr2line names the innermost function as the outermost
     (the frame's own) at some pcs: all else equal?"""
@@ -144,10 +171,13 @@ def same(ours, theirs):
     if len(ours) != len(theirs):
         return False
     # "??" is the tool's "not known": no file, or no function in the
-    # DWARF (a PLT stub; a function python3.11's debug info has lines but
-    # no subprogram for, which ours names from the symbol table): the
-    # name is then not compared, the file and line still are
+    # DWARF (a function python3.11's debug info has lines but no
+    # subprogram for, which ours names from the symbol table): the name is
+    # then not compared, the file and line still are. A PLT stub has
+    # objdump's name (plt_oracle); one of an IFUNC is its IFUNC's in ours
     for (n1, f1, l1), (n2, f2, l2) in zip(ours, theirs):
+        if n2.startswith("*ABS*+") and n2.endswith("@plt"):
+            n2 = n1 if n1.endswith("@plt") else n2
         if (n2 != "??" and key(n1) != key(n2)) or \
                 os.path.basename(f1) != \
                 os.path.basename(f2 if f2 != "??" else "") or l1 != l2:
@@ -292,9 +322,11 @@ def main():
     total = sum(c for c, _ in stacks)
     addrs = sorted({g[0] for _, gs in stacks for g in gs})
     ok = True
+    stubs = plt_stubs(prog)
     for tool in (("llvm-addr2line",) if a.python else
                  ("addr2line", "llvm-addr2line")):
-        orc = (oracle_batch if a.python else oracle)(tool, prog, addrs)
+        orc = plt_oracle((oracle_batch if a.python else oracle)(
+            tool, prog, addrs), stubs)
         eq = pcs_eq = quirk = 0
         bad = []
         for c, gs in stacks:
