@@ -610,6 +610,11 @@ static int open_fd_common(struct codemap **out, int fd, const char *display,
 		goto cleanup;
 	}
 	ret = codemap__update(cm);
+	/* its header changed under every read (write_pos moving): nothing
+	 * of it, its writer's pid included, is known yet */
+	if (!ret && memcmp(cm->hdr.magic, CM_MAGIC, 8))
+		ret = cm_fail(cm, EAGAIN,
+			      "being written (its header changed while read): try again");
 cleanup:
 	if (ret) {
 		err__set(err, errlen, ret, "%s", cm->err);
