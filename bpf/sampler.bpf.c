@@ -1872,6 +1872,16 @@ int asgst_jvm_event(struct pt_regs *ctx)
 		stat_inc_atomic(ASGST_STAT_JVM_EV_THROTTLED);
 		return 0;
 	}
+	/*
+	 * JVM events fill at most half the ring: one JVM's flood, which the
+	 * reader cannot decode as fast as the JVM makes it, leaves the other
+	 * half to the cpu samples of every process. Counted as lost.
+	 */
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
+		stat_inc_atomic(ASGST_STAT_JVM_EV_LOST);
+		return 0;
+	}
 	if (window_size && tc->window) {
 		int r = jvm_ev_buffered(ctx, task, id, tc, event, now);
 
