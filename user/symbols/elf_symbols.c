@@ -291,7 +291,8 @@ static long add_symbols(struct elf_module *m, Elf *e, Elf64_Word type,
 			GElf_Sym s;
 			const char *name;
 			int st, rank;
-			uint32_t off;
+			uint64_t size;
+			int ret;
 
 			if (!gelf_getsym(d, i, &s) || s.st_value == 0 ||
 			    s.st_shndx == SHN_UNDEF)
@@ -313,31 +314,16 @@ static long add_symbols(struct elf_module *m, Elf *e, Elf64_Word type,
 			name = elf_strptr(e, sh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
-			if (m->nsyms == *cap) {
-				size_t nc = *cap ? *cap * 2 : 1024;
-				struct esym *ns;
-
-				if (nc > MAX_SYMS)
-					return -E2BIG;
-				ns = realloc(m->syms, nc * sizeof(*ns));
-				if (!ns)
-					return -ENOMEM;
-				m->syms = ns;
-				*cap = nc;
-			}
-			if (add_name(m, name, &off))
-				return -ENOMEM;
-			m->syms[m->nsyms].addr = s.st_value;
-			m->syms[m->nsyms].size = s.st_size;
-			if (!s.st_size) {
+			size = s.st_size;
+			if (!size) {
 				uint64_t end = scn_end(e, s.st_shndx);
 
 				if (end > s.st_value)
-					m->syms[m->nsyms].size = end - s.st_value;
+					size = end - s.st_value;
 			}
-			m->syms[m->nsyms].name = off;
-			m->syms[m->nsyms].rank = rank;
-			m->nsyms++;
+			ret = add_sym(m, cap, s.st_value, size, name, (uint8_t)rank);
+			if (ret)
+				return ret;
 			added++;
 		}
 	}
