@@ -949,6 +949,15 @@ def cmd_offcpu(a):
             if lost == 0 and st[-1] != ("0", "0"):
                 fail("off-CPU stacks without END %s, ENDs without stack %s, "
                      "with nothing lost" % st[-1])
+        # the decode queue's held samples found without walking the
+        # copied off-CPU stacks between them again and again
+        wk = re.findall(r"ring_walked=(\d+)", txt)
+        rs = re.findall(r"stats: records=(\d+)", txt)
+        if not wk or not rs:
+            fail("no ring_walked / records in the --stats lines")
+        elif int(wk[-1]) > int(rs[-1]):
+            fail("the decode queue walked %s times for %s records: a "
+                 "record looked at more than once" % (wk[-1], rs[-1]))
         if not sm or not sc:
             fail("no off-CPU / sample summary lines in %s" % a.summary)
         else:

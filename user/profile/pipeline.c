@@ -255,17 +255,22 @@ static struct queued *record_copy(const void *data, size_t len)
 /*
  * Records held in the ring buffer take room the kernel could write to:
  * past a quarter of it, the oldest are copied out (as every record was
- * before), down to an eighth.
+ * before), down to an eighth. The walk goes on from where the last one
+ * stopped: the queue can hold a hundred thousand copied off-CPU stacks
+ * between the held samples, and walking them all again at every relief
+ * took most of the recorder's time.
  */
 static void ring_relieve(struct pipeline *pl)
 {
 	size_t ring = capture__ring_bytes(pl->cap);
-	struct queued *q, *prev = NULL, *c;
+	struct queued *q, *prev = pl->relieved, *c;
 
 	if (capture__held_bytes(pl->cap) <= ring / 4)
 		return;
-	for (q = pl->queue.head; q && capture__held_bytes(pl->cap) > ring / 8;
+	for (q = prev ? prev->next : pl->queue.head;
+	     q && capture__held_bytes(pl->cap) > ring / 8;
 	     prev = q, q = q->next) {
+		pl->stats.ring_walked++;
 		if (!queued__in_ring(q))
 			continue;
 		c = record_copy(q->rec, q->len);
@@ -284,6 +289,7 @@ static void ring_relieve(struct pipeline *pl)
 		pl->stats.ring_copied++;
 		q = c;
 	}
+	pl->relieved = prev;
 }
 
 /*
@@ -992,6 +998,8 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 			updated = true;
 		}
 		queue__pop(&pl->queue);
+		if (q == pl->relieved)
+			pl->relieved = NULL;
 		if (cut && q->arrival_ns + ATTACH_HOLD_NS > now_ns)
 			pl->stats.attach_unheld++;
 		/* the next record has been out of the cache since it came (the

@@ -91,6 +91,9 @@ struct pipeline {
 	unsigned svc_next;
 	uint64_t attach_deferred_ns;	/* an attach last put off */
 	struct queue queue;		/* waiting to be decoded */
+	/* the last record ring_relieve looked at: none before it, nor it,
+	 * is left in the ring buffer (NULL: start at the head) */
+	struct queued *relieved;
 	struct offcpu offcpu;		/* waiting for their END */
 	struct frame *frames;
 	/* the trace again with native frames' inlined functions in
