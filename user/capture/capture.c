@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/membarrier.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -48,6 +50,7 @@ struct capture {
 	uint32_t freq_hz;
 	bool want_cpu;		/* cpu-clock events, opened by start */
 	bool started;
+	bool detached;		/* capture__stop ran: nothing runs any more */
 	uint64_t map_errors;	/* failed map updates (capture__map_errors) */
 	/* JVM events: the uprobes on the agents' probe, one a file */
 	struct bpf_link **probes;
@@ -574,6 +577,23 @@ int capture__start(struct capture *c, char *err, size_t errlen)
 	return open_events(c, c->freq_hz, err, errlen);
 }
 
+/*
+ * Wait until no program detached above still runs. A detach does not wait
+ * for the runs under way on other CPUs: one may have put its record in the
+ * ring and not yet counted it, and the drain and the counters read next
+ * would disagree. The programs run inside RCU read-side sections, and
+ * MEMBARRIER_CMD_GLOBAL is a synchronize_rcu(); where it is refused
+ * (nohz_full) a pause far longer than a run stands in.
+ */
+static void quiesce(void)
+{
+	struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
+
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	nanosleep(&ts, NULL);
+}
+
 void capture__stop(struct capture *c)
 {
 	if (!c)
@@ -590,6 +610,9 @@ void capture__stop(struct capture *c)
 	 * them */
 	if (c->skel)
 		sampler_bpf__detach(c->skel);
+	if (!c->detached)
+		quiesce();
+	c->detached = true;
 }
 
 void capture__close(struct capture *c)
