@@ -38,7 +38,9 @@ LABEL_KEYS = ("pid", "tid", "kind", "comm", "thread", "state", "error",
 
 # `go tool pprof -raw`: "   12: 0x0 [M=3 ][[F] ]Name File:Line s=Start[(SystemName)]"
 LOC_RE = re.compile(r"^\s*(\d+): (0x[0-9a-f]+) (?:M=\d+ )?(?:\[F\] )?(.*)$")
-LINE_RE = re.compile(r"^(.*?) (\S*):(-?\d+) s=(-?\d+)(?:\((.*)\))?$")
+# a file name may hold spaces where CPython makes one up
+# ("<frozen importlib._bootstrap>")
+LINE_RE = re.compile(r"^(.*?) (<[^<>]*>|\S*):(-?\d+) s=(-?\d+)(?:\((.*)\))?$")
 LABEL_RE = re.compile(r"(\w+):\[(.*?)\](?= \w+:\[|$)")
 
 
