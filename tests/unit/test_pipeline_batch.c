@@ -3,7 +3,8 @@
  * When the pipeline decodes (pipeline.c: process): a record waits the
  * decode delay (0.4 s), and a batch starts only once the oldest record has
  * waited 0.2 s more or 4096 records are queued; then every record past the
- * delay decodes, the younger ones wait. A flush decodes everything.
+ * delay decodes, the younger ones wait. Past 64 MiB waiting the oldest
+ * decode before their delay is over. A flush decodes everything.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,6 +50,32 @@ static void push_one(struct pipeline *pl)
 	pcs[0] = 0xffffffff81000010ull;
 	pcs[1] = 0x401000;
 	assert_true(pipeline__push(pl, rec, sizeof(*h) + 16) >= 0);
+}
+
+/* the same with a stack window of wlen bytes */
+static void push_big(struct pipeline *pl, size_t wlen)
+{
+	size_t len = sizeof(struct asgst_sample_hdr) + 16 + wlen;
+	uint64_t *rec = calloc(1, len + 8);
+	struct asgst_sample_hdr *h = (struct asgst_sample_hdr *)rec;
+	uint64_t *pcs = (uint64_t *)((char *)rec + sizeof(*h));
+
+	assert_non_null(rec);
+	h->magic = ASGST_SAMPLE_MAGIC;
+	h->version = ASGST_SAMPLE_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->event = ASGST_EV_CPU;
+	h->flags = ASGST_SF_WINDOW_WANTED;
+	h->pid = h->tid = h->ns_pid = h->ns_tid = 4243;
+	h->kstack_n = 1;
+	h->ustack_n = 1;
+	h->window_off = sizeof(*h) + 16;
+	h->window_len = (uint32_t)wlen;
+	memcpy(h->comm, "batchtest", 10);
+	pcs[0] = 0xffffffff81000010ull;
+	pcs[1] = 0x401000;
+	assert_true(pipeline__push(pl, rec, len) >= 0);
+	free(rec);
 }
 
 static uint64_t decoded(const struct pipeline *pl)
@@ -130,12 +157,42 @@ static void test_batch_by_count(void **state)
 	assert_int_equal(decoded(f->pl), 4096);
 }
 
+/* past 64 MiB waiting, the oldest decode at once, down to 64 MiB */
+static void test_batch_by_bytes(void **state)
+{
+	struct fixture *f = *state;
+	struct pipeline_stats st;
+	const size_t wlen = 60000, n = 1200;	/* 72 MB */
+	uint64_t t0, early;
+
+	for (size_t i = 0; i < n; i++)
+		push_big(f->pl, wlen);
+	t0 = now_ns();
+	pipeline__process(f->pl, t0 + 100 * MS, false);
+	pipeline__stats(f->pl, &st);
+	/* those left, wlen bytes and more each, take at most 64 MiB */
+	assert_true(st.decoded > 0);
+	assert_true(st.decoded < n);
+	assert_true((n - st.decoded) * wlen <= (64ull << 20));
+	/* and not many more decoded: a record is its window and < 1 KiB */
+	assert_true((n - st.decoded) * (wlen + 1024) > (64ull << 20));
+	assert_int_equal(st.decoded_early, st.decoded);
+	early = st.decoded_early;
+	/* a flush is not early */
+	pipeline__process(f->pl, 0, true);
+	pipeline__stats(f->pl, &st);
+	assert_int_equal(st.decoded, n);
+	assert_int_equal(st.decoded_early, early);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_batch_by_age, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_batch_by_count, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_batch_by_bytes, setup,
 						teardown),
 	};
 

@@ -44,6 +44,13 @@
  * a second, not at every poll; the count bounds what waits on a busy host.
  */
 #define BATCH_NS		(200ull * 1000 * 1000)
+/*
+ * What the queue may hold before its oldest records decode ahead of their
+ * delay (decoded_early): every switch's stack at a quarter of a million
+ * switches a second is 400 MB/s, and the delay's worth of it would be a
+ * quarter of a GiB.
+ */
+#define QUEUE_BYTES_MAX		(64ull << 20)
 /* the end's wait for debug info still under way (pipeline_opts) */
 #define DEFAULT_SETTLE_NS	(5ull * 1000 * 1000 * 1000)
 /* stacks held for their modules' debug info take at most this */
@@ -986,12 +993,16 @@ static void process(struct pipeline *pl, uint64_t now_ns, bool flush)
 		cut = true;
 	}
 	if (!flush && pl->queue.n < BATCH_RECORDS &&
+	    pl->queue.bytes <= QUEUE_BYTES_MAX &&
 	    pl->queue.head->arrival_ns + pl->opts.decode_delay_ns + BATCH_NS >
 		    now_ns)
 		return;
 	while ((q = pl->queue.head)) {
-		if (!flush && q->arrival_ns + pl->opts.decode_delay_ns > now_ns)
-			break;
+		if (!flush && q->arrival_ns + pl->opts.decode_delay_ns > now_ns) {
+			if (pl->queue.bytes <= QUEUE_BYTES_MAX)
+				break;
+			pl->stats.decoded_early++;
+		}
 		if (!updated) {
 			/* catch the code maps up once per batch */
 			procs__update_codemaps(pl, now_ns);

@@ -106,6 +106,8 @@ struct pipeline_stats {
 	uint64_t record_bytes;	/* the bytes of every record pushed */
 	uint64_t ring_copied;	/* held in the ring, copied out for room */
 	uint64_t ring_walked;	/* queued records looked at for that */
+	/* decoded before their delay was over: the queue was full */
+	uint64_t decoded_early;
 	/* decoded before the attaches running ended: the hold was full */
 	uint64_t attach_unheld;
 	uint64_t attach_deferred; /* attaches put off: too many running */

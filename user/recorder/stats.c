@@ -120,7 +120,7 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 		"decoded=%llu decode_ns_per_sample=%.0f "
 		"decode_errors=%llu peak_rss_kib=%ld windows=%llu "
 		"window_bytes_per_sample=%.0f record_bytes_per_sample=%.0f "
-		"ring_copied=%llu ring_walked=%llu "
+		"ring_copied=%llu ring_walked=%llu decoded_early=%llu "
 		"attach_unheld=%llu attach_deferred=%llu stack_memo_hits=%llu "
 		"stack_memo_kept=%llu walk_tail_hits=%llu\n",
 		(unsigned long long)run_ns, (unsigned long long)run_cnt,
@@ -136,6 +136,7 @@ static void print_stats(struct recorder *r, const struct pipeline_stats *ps)
 			      (double)ps->records : 0.0,
 		(unsigned long long)ps->ring_copied,
 		(unsigned long long)ps->ring_walked,
+		(unsigned long long)ps->decoded_early,
 		(unsigned long long)ps->attach_unheld,
 		(unsigned long long)ps->attach_deferred,
 		(unsigned long long)ps->memo_hits,
