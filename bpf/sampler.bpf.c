@@ -1072,8 +1072,9 @@ static long py_frame_step(__u64 i, void *arg)
 	struct asgst_py_frame *f;
 	__s32 oc = pp->fr_code, op = pp->fr_previous, oi = pp->fr_instr;
 	__s32 oe = pp->fr_entry, oo = pp->fr_owner;
+	__s32 og = pp->fr_globals, ol = pp->fr_locals;
 	__u32 span = pp->fr_span, n = w->n;
-	__u64 code, instr;
+	__u64 code, instr, glob, loc;
 
 	if (!w->frame)
 		return 1;
@@ -1084,6 +1085,7 @@ static long py_frame_step(__u64 i, void *arg)
 	if (span > ASGST_PY_SPAN_MAX)
 		span = ASGST_PY_SPAN_MAX;
 	if (!PY_OFF_OK(oc) || !PY_OFF_OK(op) || !PY_OFF_OK(oi) ||
+	    !PY_OFF_OK(og) || !PY_OFF_OK(ol) ||
 	    (__u32)oe >= ASGST_PY_SPAN_MAX || (__u32)oo >= ASGST_PY_SPAN_MAX ||
 	    bpf_probe_read_user(b->fr, span, (void *)w->frame)) {
 		w->err = 1;
@@ -1106,6 +1108,16 @@ static long py_frame_step(__u64 i, void *arg)
 	f->flags = (b->fr[oe & (ASGST_PY_SPAN_MAX - 1)] ? ASGST_PYF_ENTRY : 0) |
 		   ((__u32)b->fr[oo & (ASGST_PY_SPAN_MAX - 1)]
 		    << ASGST_PYF_OWNER_SHIFT);
+	/* what kind of code runs, for the reader to check the code object
+	 * it finds at the address later against (py_proc__frame) */
+	barrier_var(og);
+	glob = *(__u64 *)(b->fr + (og & (ASGST_PY_SPAN_MAX - 8)));
+	barrier_var(ol);
+	loc = *(__u64 *)(b->fr + (ol & (ASGST_PY_SPAN_MAX - 8)));
+	if (!loc)
+		f->flags |= ASGST_PYF_FUNC;
+	else if (loc == glob)
+		f->flags |= ASGST_PYF_MODULE;
 	w->n = n + 1;
 	barrier_var(op);
 	w->frame = *(__u64 *)(b->fr + (op & (ASGST_PY_SPAN_MAX - 8)));

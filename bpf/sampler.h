@@ -173,6 +173,10 @@ struct asgst_py_frame {
 #define ASGST_PYF_ENTRY		(1u << 0)	/* is_entry: the first frame
 						   of a _PyEval_EvalFrameDefault
 						   activation */
+/* f_locals is f_globals: module-level code (a module's body, exec) */
+#define ASGST_PYF_MODULE	(1u << 1)
+/* f_locals is NULL: a function's frame, its locals fast */
+#define ASGST_PYF_FUNC		(1u << 2)
 #define ASGST_PYF_OWNER_SHIFT	8		/* frame owner (3.11: 0 thread,
 						   1 generator, 2 frame
 						   object), 8 bits */
@@ -198,6 +202,8 @@ struct asgst_py_proc {
 	__s32 fr_instr;		/* .prev_instr */
 	__s32 fr_entry;		/* .is_entry (a byte) */
 	__s32 fr_owner;		/* .owner (a byte) */
+	__s32 fr_globals;	/* .f_globals */
+	__s32 fr_locals;	/* .f_locals */
 	__u32 fr_span;		/* bytes of a frame read (<= SPAN_MAX) */
 };
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# CPython frames from the kernel (issue 29): pychain.py's known chain
+# CPython frames from the kernel: pychain.py's known chain
 # (a method, recursion, a lambda, a generator, zlib.compress under them)
 # recorded with -p from Debian's python3.11 and pyenv's 3.11.7: the chain
 # whole, names and lines right in >= 99 % of the busy thread's samples,
@@ -98,6 +98,52 @@ tpid=$(sed -n 's/^ready //p' "$TMP/t.out")
 [ -n "$tpid" ] || fail "pythreads.py did not run: $(cat "$TMP/t.out")"
 $CHECK "$TMP/t.json" threads --pid "$tpid" --script "$THREADS" \
 	--threads "$TMP/t.out" --label "record --" --min 0.99 --min-samples 50 || rc=1
+
+# pyimports.py imports modules again and again: importlib's
+# _call_with_frames_removed runs a module's body (<module>), _gcd_import,
+# a path hook, or __import__ (C), which runs _find_and_load,
+# _handle_fromlist or _lock_unlock_module; never another function. The
+# module's
+# code object is freed once the body has run and its memory soon holds
+# another: a frame of module-level code named after a function's code
+# found at its address (or the reverse) is left unnamed instead (the
+# sampler tells the two kinds apart by the frame's locals). A function
+# freed and its memory reused by another function stays possible: <= 1 %.
+"$ASGST" record -q -F 499 -o "$TMP/i.json" -- "$DEB_PY" \
+	"$TMP/pub/python/pyimports.py" 4 > "$TMP/i.out" || fail "record -- pyimports.py failed"
+ipid=$(sed -n 's/^ready //p' "$TMP/i.out")
+[ -n "$ipid" ] || fail "pyimports.py did not run: $(cat "$TMP/i.out")"
+python3 - "$TMP/i.json" "$ipid" <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
+ok = {"<module>", "_gcd_import", "path_hook_for_FileFinder",
+      "_find_and_load", "_handle_fromlist", "_lock_unlock_module"}
+n = good = unnamed = 0
+other = {}
+for s in d["stacks"]:
+    if s["pid"] != pid:
+        continue
+    py = [f for f in s["frames"] if f["type"] == "python"]
+    for i in range(1, len(py)):
+        if py[i].get("function") != "_call_with_frames_removed":
+            continue
+        fn = py[i - 1].get("function")
+        n += s["count"]
+        if fn is None:
+            unnamed += s["count"]
+        elif fn in ok:
+            good += s["count"]
+        else:
+            other[fn] = other.get(fn, 0) + s["count"]
+bad = sum(other.values())
+print("MEASURE: imports: %d frames called by _call_with_frames_removed: "
+      "%d a module body or an import, %d unnamed, %d another function %s"
+      % (n, good, unnamed, bad, sorted(other.items(), key=lambda x: -x[1])[:4]))
+if good < 50 or bad > 0.01 * (good + bad):
+    print("FAIL: imports: fewer than 50 named, or more than 1 % named "
+          "after another function")
+    sys.exit(1)
+PY
 
 # json's C encoder and hashlib (OpenSSL) under the Python functions that
 # called them

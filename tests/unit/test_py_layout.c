@@ -48,6 +48,8 @@ static void test_layout_311(void **state)
 	EQ(fr_instr, _PyInterpreterFrame, prev_instr);
 	EQ(fr_entry, _PyInterpreterFrame, is_entry);
 	EQ(fr_owner, _PyInterpreterFrame, owner);
+	EQ(fr_globals, _PyInterpreterFrame, f_globals);
+	EQ(fr_locals, _PyInterpreterFrame, f_locals);
 	EQ(ob_type, PyObject, ob_type);
 	EQ(co_firstlineno, PyCodeObject, co_firstlineno);
 	EQ(co_filename, PyCodeObject, co_filename);

@@ -323,7 +323,8 @@ static void warm_python(struct pipeline *pl, struct proc_state *ps,
 		return;
 	for (uint32_t i = 0; i < s.hdr->py_n; i++)
 		py_proc__frame(ps->py, pl->st, s.py[i].code, s.py[i].instr,
-			       pl->py_epoch, seq, seq, &func, &file, &line);
+			       s.py[i].flags, pl->py_epoch, seq, seq, &func,
+			       &file, &line);
 }
 
 int pipeline__push(struct pipeline *pl, const void *data, size_t len)
@@ -769,7 +770,7 @@ static void merge_python(struct pipeline *pl, struct proc_state *ps,
 		f->comp_level = -1;
 		f->pc = pf->code;
 		if (py_proc__frame(ps->py, pl->st, pf->code, pf->instr,
-				   pl->py_epoch, pl->decode_seq,
+				   pf->flags, pl->py_epoch, pl->decode_seq,
 				   pl->decode_seq + pl->queue.n + 1, &func,
 				   &file, &line)) {
 			f->method = func;

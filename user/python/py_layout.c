@@ -17,7 +17,8 @@ static const struct py_layout layouts[] = {
 		.rt_interp = 48, .is_threads = 16, .ts_next = 8,
 		.ts_tid = 160, .ts_cframe = 56, .cf_frame = 8,
 		.fr_code = 32, .fr_previous = 48, .fr_instr = 56,
-		.fr_entry = 68, .fr_owner = 69,
+		.fr_entry = 68, .fr_owner = 69, .fr_globals = 8,
+		.fr_locals = 24,
 		.ob_type = 8, .co_firstlineno = 72, .co_filename = 112,
 		.co_name = 120, .co_qualname = 128, .co_linetable = 136,
 		.co_firsttraceable = 168, .co_code = 184,
@@ -58,8 +59,11 @@ void py_layout__to_bpf(const struct py_layout *l, uint64_t runtime,
 	out->fr_instr = l->fr_instr;
 	out->fr_entry = l->fr_entry;
 	out->fr_owner = l->fr_owner;
+	out->fr_globals = l->fr_globals;
+	out->fr_locals = l->fr_locals;
 	/* one read of a frame covers every field the walk takes from it */
 	end = max_i32(max_i32(l->fr_code, l->fr_previous), l->fr_instr) + 8;
+	end = max_i32(end, max_i32(l->fr_globals, l->fr_locals) + 8);
 	end = max_i32(end, max_i32(l->fr_entry, l->fr_owner) + 1);
 	out->fr_span = (uint32_t)((end + 7) & ~7);
 }

@@ -30,6 +30,8 @@ struct py_layout {
 	int32_t fr_instr;	/* prev_instr */
 	int32_t fr_entry;	/* is_entry */
 	int32_t fr_owner;
+	int32_t fr_globals;
+	int32_t fr_locals;
 	/* code objects */
 	int32_t ob_type;
 	int32_t co_firstlineno;

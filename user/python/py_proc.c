@@ -453,8 +453,18 @@ static struct py_code *read_code(struct py_proc *pp, struct strtab *st,
 	return c;
 }
 
+/* a frame of module-level code (ASGST_PYF_MODULE) runs "<module>", a
+ * function's (ASGST_PYF_FUNC) anything else; neither flag: not known */
+static bool kind_differs(uint32_t flags, const char *func)
+{
+	bool module = func && !strcmp(func, "<module>");
+
+	return ((flags & ASGST_PYF_MODULE) && !module) ||
+	       ((flags & ASGST_PYF_FUNC) && module);
+}
+
 bool py_proc__frame(struct py_proc *pp, struct strtab *st, uint64_t code,
-		    uint32_t instr, uint64_t epoch, uint64_t seq,
+		    uint32_t instr, uint32_t flags, uint64_t epoch, uint64_t seq,
 		    uint64_t seq_next, const char **func, const char **file,
 		    int32_t *line)
 {
@@ -515,6 +525,15 @@ bool py_proc__frame(struct py_proc *pp, struct strtab *st, uint64_t code,
 	c->checked = epoch;
 	if (seq < c->poison_until) {
 		pp->stats.poisoned++;
+		return false;
+	}
+	/*
+	 * A module's code is freed once it has run, in the middle of
+	 * imports: what the frame ran may be gone and another object in
+	 * its memory by the time it is read.
+	 */
+	if (kind_differs(flags, c->func)) {
+		pp->stats.other_kind++;
 		return false;
 	}
 	if (instr != ~0u && instr >= (uint32_t)pp->l->co_code)

@@ -47,11 +47,16 @@ const char *py_proc__version(const struct py_proc *pp);
  * read again, and samples before seq_next, which may have run the old
  * one, get no name from it (the address is "poisoned" until seq_next).
  *
- * False when the code object cannot be read, is not one, or is
- * poisoned for seq.
+ * flags are the frame's (ASGST_PYF_*): one the sampler saw run
+ * module-level code gets no name from a function's code object found at
+ * its address, nor a function's frame from a module's (the object was
+ * freed and its memory reused before it was read).
+ *
+ * False when the code object cannot be read, is not one, is poisoned for
+ * seq or is not of the frame's kind.
  */
 bool py_proc__frame(struct py_proc *pp, struct strtab *st, uint64_t code,
-		    uint32_t instr, uint64_t epoch, uint64_t seq,
+		    uint32_t instr, uint32_t flags, uint64_t epoch, uint64_t seq,
 		    uint64_t seq_next, const char **func, const char **file,
 		    int32_t *line);
 
@@ -91,6 +96,8 @@ struct py_proc_stats {
 	uint64_t bad;		/* not readable or not code objects */
 	uint64_t poisoned;	/* frames left unnamed: their address was
 				   reused while they waited */
+	uint64_t other_kind;	/* ... a module's code for a function's
+				   frame, or the reverse */
 };
 void py_proc__stats(const struct py_proc *pp, struct py_proc_stats *out);
 
