@@ -31,6 +31,7 @@ struct py_code {
 	uint32_t lt_len;
 	uint64_t checked;	/* the epoch it was last checked in */
 	uint64_t poison_until;	/* py_proc__frame: seq below it unnamed */
+	bool module;		/* func is "<module>": module-level code */
 	const char *func, *file;
 	uint8_t *lt;		/* the location table, lt_len bytes */
 };
@@ -418,6 +419,7 @@ int py_proc__add_code(struct py_proc *pp, struct strtab *st,
 	c->firstlineno = v->firstlineno;
 	c->poison_until = v->poison_until;
 	c->func = v->func ? strtab__intern(st, v->func) : NULL;
+	c->module = c->func && !strcmp(c->func, "<module>");
 	c->file = v->file ? strtab__intern(st, v->file) : NULL;
 	if (v->lt && v->lt_len) {
 		c->lt = malloc(v->lt_len);
@@ -447,6 +449,7 @@ static struct py_code *read_code(struct py_proc *pp, struct strtab *st,
 		code_free(c);
 		return NULL;
 	}
+	c->module = !strcmp(c->func, "<module>");
 	/* no table: the frames of this code are named, without lines */
 	c->lt = read_bytes(pp, c->linetable, &c->lt_len);
 	pp->stats.codes++;
@@ -455,12 +458,10 @@ static struct py_code *read_code(struct py_proc *pp, struct strtab *st,
 
 /* a frame of module-level code (ASGST_PYF_MODULE) runs "<module>", a
  * function's (ASGST_PYF_FUNC) anything else; neither flag: not known */
-static bool kind_differs(uint32_t flags, const char *func)
+static bool kind_differs(uint32_t flags, const struct py_code *c)
 {
-	bool module = func && !strcmp(func, "<module>");
-
-	return ((flags & ASGST_PYF_MODULE) && !module) ||
-	       ((flags & ASGST_PYF_FUNC) && module);
+	return ((flags & ASGST_PYF_MODULE) && !c->module) ||
+	       ((flags & ASGST_PYF_FUNC) && c->module);
 }
 
 bool py_proc__frame(struct py_proc *pp, struct strtab *st, uint64_t code,
@@ -532,7 +533,7 @@ bool py_proc__frame(struct py_proc *pp, struct strtab *st, uint64_t code,
 	 * imports: what the frame ran may be gone and another object in
 	 * its memory by the time it is read.
 	 */
-	if (kind_differs(flags, c->func)) {
+	if (kind_differs(flags, c)) {
 		pp->stats.other_kind++;
 		return false;
 	}
