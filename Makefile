@@ -341,6 +341,9 @@ $(BUILD)/workloads/cfi/libjnichain.so: tests/workloads/libjnichain.c | $(BUILD)/
 # frame pointers in all but the leaf: what a frame-pointer walk misses
 $(BUILD)/workloads/cfi/cfi_leaf: WL_CFI_FLAGS += -fno-omit-frame-pointer \
 	-momit-leaf-frame-pointer
+# frame pointers in every function: a leaf's epilogue after "pop %rbp"
+$(BUILD)/workloads/cfi/cfi_epilogue: WL_CFI_FLAGS += -fno-omit-frame-pointer \
+	-mno-omit-leaf-frame-pointer
 
 $(BUILD)/workloads/cfi/%: tests/workloads/cfi/%.c | $(BUILD)/workloads
 	$(call msg,CC,$@)

@@ -2,7 +2,8 @@
 # Native stacks without frame pointers, unwound by the binaries' CFI:
 # -O2 programs through a libc callback (main thread and a second thread),
 # C++ with std::sort, inlining and exceptions, a frame-pointer chain whose
-# leaf sets up no frame, Debian's python3 interpreter, a Go program; whole
+# leaf sets up no frame, a function stopped in its epilogue, Debian's
+# python3 interpreter, a Go program; whole
 # (to _start or clone3, Go's goexit or clone) in >= 99 % of samples, the
 # chains as the programs make them, and beside perf --call-graph dwarf on
 # the same binary where perf works here.
@@ -82,6 +83,12 @@ PY
 rec leaf "$CFI/cfi_leaf" 6
 $CHECK "$TMP/leaf.json" --pid $rpid --measure "cfi_leaf (frameless leaf)" \
 	--leaf leaf --chain 'leaf,c3,c2,c1,main,__libc_start_call_main' || fail "cfi_leaf"
+
+# stopped in an epilogue after "pop %rbp", where the CFI puts the saved rbp
+# below sp (outside the window): the caller is found through rbp
+rec epilogue "$CFI/cfi_epilogue" 6
+$CHECK "$TMP/epilogue.json" --pid $rpid --measure "cfi_epilogue (ret after pop %rbp)" \
+	--leaf tiny --chain 'tiny,spin,c1,main,__libc_start_call_main' || fail "cfi_epilogue"
 
 # C++: std::sort's inlined templates, a comparator, exceptions
 rec cxx "$CFI/cfi_cxx" 6

@@ -372,8 +372,19 @@ static enum cfi_step cfi_step(struct walk *w, struct cfi_regs *r, bool exact,
 	}
 	if (!cfi_restore(w, &row.ra, r, cfa, r->rip, ret))
 		return CFI_STUCK;
-	if (!cfi_restore(w, &row.rbp, r, cfa, r->rbp, nfp))
-		*nfp = 0;	/* not recoverable: only CFI can go on */
+	if (!cfi_restore(w, &row.rbp, r, cfa, r->rbp, nfp)) {
+		/*
+		 * Stopped in an epilogue after "pop %rbp": GCC moves the CFA
+		 * but leaves the rule saying rbp is at CFA - 16, now below
+		 * sp, where the window does not reach. The pop already put
+		 * that value back in rbp.
+		 */
+		if (exact && row.rbp.rule == CFI_RULE_AT &&
+		    cfa + (uint64_t)(int64_t)row.rbp.off < r->rsp)
+			*nfp = r->rbp;
+		else
+			*nfp = 0;	/* not recoverable: only CFI can go on */
+	}
 	*nsp = cfa;
 	return CFI_STEPPED;
 }
