@@ -10,6 +10,8 @@
 #  - the map says disabled with the reason, `jvms` shows `off` and why;
 #  - `record -p` says once that the agent is off and still records the
 #    JVM's samples (native frames), ending on time.
+# And a JVM recorded without its map (--no-attach): its Java threads'
+# stacks say so, its VM threads' stacks (no Java in them) are whole.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_jdk17
@@ -80,6 +82,45 @@ refuse_on_attach() {
 	echo "INFO: $_lb: refused on attach: $(grep "^asgst-agent\[" "$_err")"
 }
 
+# no_map: a JVM recorded without its map (--no-attach). Its Java threads'
+# stacks say ASGST_NO_CODEMAP (their Java frames are missing); its VM
+# threads' (GC, compilers) walk by CFI to clone3 through libjvm and libc
+# alone: nothing is missing there, so they are whole, with no error.
+no_map() {
+	"$JDK17/bin/java" -XX:+UseParallelGC -cp "$WL/classes" AllocBench 12 \
+		> "$TMP/nomap.out" 2>&1 &
+	_pid=$!; bg $_pid
+	_n=200
+	while ! grep -qs READY "$TMP/nomap.out" && [ $_n -gt 0 ]; do sleep 0.1; _n=$((_n - 1)); done
+	grep -q READY "$TMP/nomap.out" || fail "no-map: AllocBench did not get READY"
+	"$ASGST" record -q --no-attach -p "$_pid" -d 4 -F 499 -o "$TMP/nomap.json" \
+		|| fail "no-map: record failed"
+	kill $_pid 2>/dev/null
+	python3 - "$TMP/nomap.json" <<'PY' || fail "no-map: stacks"
+import json, sys
+d = json.load(open(sys.argv[1]))
+java = java_nomap = vm = vm_whole = 0
+for st in d["stacks"]:
+    fr = [f for f in st["frames"] if f["type"] != "kernel"]
+    err = (st["error"] or {}).get("name")
+    c = st["count"]
+    if st["thread"] == "alloc-bench":
+        java += c
+        java_nomap += c if err == "ASGST_NO_CODEMAP" else 0
+    elif st["thread"].startswith(("GC Thread", "C1 Compiler", "C2 Compiler",
+                                  "VM Thread")):
+        vm += c
+        if not err and fr and fr[-1].get("symbol") == "__clone3":
+            vm_whole += c
+print("MEASURE: no map: alloc-bench %d samples, %d say ASGST_NO_CODEMAP; "
+      "VM threads %d samples, %d whole without an error"
+      % (java, java_nomap, vm, vm_whole))
+assert java >= 100 and java_nomap >= 0.99 * java, "Java frames missing, unsaid"
+assert vm >= 5 and vm_whole >= 0.99 * vm, "VM threads' whole stacks marked"
+PY
+}
+
+no_map
 refuse_at_start "$JDK17/bin/java" jdk17-start 17
 refuse_on_attach "$JDK17/bin/java" jdk17-attach 17
 if [ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ]; then

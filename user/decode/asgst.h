@@ -221,6 +221,7 @@ struct asgst_ctx {
 	uint32_t steps;			/* frames stepped over */
 	uint32_t window_used;		/* window bytes the walk needed */
 	bool java_thread;		/* the map knows the thread */
+	bool whole;			/* reached the thread's first frame */
 };
 
 void asgst_ctx__init(struct asgst_ctx *ctx, const struct codemap *cm);

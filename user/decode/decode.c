@@ -281,6 +281,7 @@ static void ctx_report(struct asgst_ctx *ctx, const struct walk *w,
 	ctx->window_used = w->max_read > w->lo ?
 			   (uint32_t)(w->max_read - w->lo) : 0;
 	ctx->java_thread = java_thread;
+	ctx->whole = w->done && !w->error;
 }
 
 /*
@@ -746,8 +747,8 @@ static int push_user_frames(struct decoder *d, const struct sample *s,
 		trace_key(d, s, nk, is_jvm, cm, ctx, ct, n);
 		if (d->memo_fn(d->memo_arg, &d->key)) {
 			/* the error trace_set_error would set */
-			count_memo(d, ct->kind, is_jvm && !ctx->vm ?
-				   ASGST_NO_CODEMAP : ctx->error);
+			count_memo(d, ct->kind, is_jvm && !ctx->vm &&
+				   !ctx->whole ? ASGST_NO_CODEMAP : ctx->error);
 			return 1;
 		}
 	}
@@ -807,6 +808,22 @@ static void trace_set_kind(struct decoder *d, struct trace *t,
 	}
 }
 
+/*
+ * A JVM's thread walked without its code map to its first frame through
+ * code in files alone (a compiler or GC thread): nothing of it is missing.
+ */
+static bool native_whole(const struct decoder *d, const struct trace *t,
+			 const struct asgst_ctx *ctx)
+{
+	if (!ctx->whole || !d->int_n)
+		return false;
+	for (uint32_t i = d->int_lo; i < d->int_lo + d->int_n &&
+	     i < t->nframes; i++)
+		if (t->frames[i].type != FRAME_NON_JAVA || !t->frames[i].module)
+			return false;
+	return true;
+}
+
 /* why the frames end, as a last frame */
 static void trace_set_error(struct decoder *d, struct trace *t,
 			    const struct asgst_ctx *ctx,
@@ -814,7 +831,7 @@ static void trace_set_error(struct decoder *d, struct trace *t,
 {
 	/* a JVM without its map: why its Java frames are missing comes
 	 * first, not where the native walk ran into them */
-	if (is_jvm && !ctx->vm)
+	if (is_jvm && !ctx->vm && !native_whole(d, t, ctx))
 		set_error(d, t, ASGST_NO_CODEMAP, ctx->error ? ctx->stop_pc : 0,
 			  cm ? "the code map has no VM record yet" :
 			       "no code map: Java frames not decoded (agent not loaded?)",
