@@ -135,9 +135,25 @@ static bool pushed_words(struct walk *w, struct wframe *f, int32_t fs)
 	return false;
 }
 
+/*
+ * A callee returns into the stub section (after every PcDesc) and not
+ * for a deoptimization, and the frame's size does not lead to a return
+ * pc: the call of a C2 GC barrier stub (ZGC's load and store barriers'
+ * slow paths), made with the live registers saved below the frame.
+ */
+static bool barrier_stub_sender(struct walk *w, struct wframe *f,
+				const struct codemap_blob *b, uint64_t at)
+{
+	if (at != f->pc || !b->n_pcs || codemap_blob__pcdesc(b, f->pc) ||
+	    walk_compiled_at(w, f->pc, f->sp))
+		return false;
+	return walk_spill_sender(w, f, b->frame_size);
+}
+
 bool walk_compiled(struct walk *w, struct wframe *f)
 {
 	const struct codemap_blob *b = f->blob;
+	uint64_t at;
 	bool prologue;
 
 	if (b->frame_size <= 0)
@@ -145,11 +161,12 @@ bool walk_compiled(struct walk *w, struct wframe *f)
 				 "compiled code without a known frame size");
 	prologue = f->top && b->frame_complete >= 0 &&
 		   f->pc < b->start + (uint64_t)b->frame_complete;
-	if (!push_scopes(w, b, f->top ? f->pc : deopt_orig_pc(w, f, b),
-			 prologue))
+	at = f->top ? f->pc : deopt_orig_pc(w, f, b);
+	if (!push_scopes(w, b, at, prologue))
 		return false;
 	if (!f->top)
-		return sender_by_size(w, f, b->frame_size);
+		return barrier_stub_sender(w, f, b, at) ||
+		       sender_by_size(w, f, b->frame_size);
 	if (prologue) {
 		uint64_t live_fp = f->fp;
 

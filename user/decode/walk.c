@@ -289,6 +289,58 @@ bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 }
 
 /*
+ * sender_depth(), but a caller that is Java's entry from C (the call stub)
+ * ends the check as well as an interpreted frame does: a compiled method
+ * called by Thread.run from the call stub checks out in two frames.
+ */
+static int spill_depth(struct walk *w, uint64_t ret, uint64_t nsp,
+		       uint64_t fp, int left)
+{
+	const struct codemap_blob *b;
+	uint64_t ret2, saved;
+
+	if (left <= 0)
+		return 0;
+	switch (walk_classify(w, ret, &b)) {
+	case PC_NMETHOD:
+		if (!b || b->frame_size <= 0 ||
+		    !walk_read(w, nsp + (uint64_t)(b->frame_size - 1) * 8, &ret2) ||
+		    !walk_read(w, nsp + (uint64_t)(b->frame_size - 2) * 8, &saved) ||
+		    !walk_is_return_pc(w, ret2))
+			return 0;
+		return 1 + spill_depth(w, ret2, nsp + (uint64_t)b->frame_size * 8,
+				       saved, left - 1);
+	case PC_CALL_STUB:
+		return left;
+	default:
+		return sender_depth(w, ret, nsp, fp, left);
+	}
+}
+
+bool walk_spill_sender(struct walk *w, struct wframe *f, int32_t frame_size)
+{
+	uint64_t ret, saved, nsp;
+
+	if (frame_size < 2)
+		return false;
+	for (uint32_t x = 16; x <= WALK_SPILL_MAX; x += 16) {
+		nsp = f->sp + x + (uint64_t)frame_size * 8;
+		if (!walk_read(w, nsp - 8, &ret) ||
+		    !walk_read(w, nsp - 16, &saved))
+			return false;
+		if (!walk_is_return_pc(w, ret) ||
+		    spill_depth(w, ret, nsp, saved, GUESS_CHECK_DEPTH) <
+		    GUESS_CHECK_DEPTH)
+			continue;
+		f->sp = nsp;
+		f->fp = saved;
+		f->pc = ret;
+		return true;
+	}
+	return false;
+}
+
+/*
  * sp[0] holds the return pc: a frameless stub at its entry or at ret. A
  * C1 caller may have pushed up to two stack arguments for the stub (the
  * Runtime1 stubs' calling convention): its frame starts after them, where
