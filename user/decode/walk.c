@@ -511,9 +511,12 @@ bool walk_stub_sender(struct walk *w, struct wframe *f)
 	/*
 	 * a c2i adapter fixing its caller's call site saves the whole CPU
 	 * state (general and vector registers) on the stack before it calls
-	 * the VM: its compiled caller's return pc lies above all of that
+	 * the VM, and so does a GC's load barrier in its entry barrier
+	 * (Shenandoah's, on the method holder's class loader), also when
+	 * interrupted there: its compiled caller's return pc lies above
+	 * all of that
 	 */
-	if (b->kind == CM_STUB_ADAPTER && !f->top &&
+	if (b->kind == CM_STUB_ADAPTER &&
 	    walk_scan_sender(w, f, f->sp, ADAPTER_SCAN_WORDS))
 		return true;
 	/* registers pushed (Runtime1 stubs without a runtime call; a GC
