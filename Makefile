@@ -345,6 +345,15 @@ $(BUILD)/workloads/cfi/cfi_leaf: WL_CFI_FLAGS += -fno-omit-frame-pointer \
 $(BUILD)/workloads/cfi/cfi_epilogue: WL_CFI_FLAGS += -fno-omit-frame-pointer \
 	-mno-omit-leaf-frame-pointer
 
+# with its library (the same source): a static destructor run at exit
+$(BUILD)/workloads/cfi/cfi_exit: tests/workloads/cfi/cfi_exit.cpp | $(BUILD)/workloads
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(WL_CFI_FLAGS) -DCFI_EXIT_LIB -fPIC -shared $< \
+		-o $(@D)/libcfi_exit.so
+	$(Q)$(CXX) $(WL_CFI_FLAGS) $< -L$(@D) -lcfi_exit \
+		-Wl,-rpath,'$$ORIGIN' -o $@
+
 $(BUILD)/workloads/cfi/%: tests/workloads/cfi/%.c | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

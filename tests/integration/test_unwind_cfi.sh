@@ -2,8 +2,9 @@
 # Native stacks without frame pointers, unwound by the binaries' CFI:
 # -O2 programs through a libc callback (main thread and a second thread),
 # C++ with std::sort, inlining and exceptions, a frame-pointer chain whose
-# leaf sets up no frame, a function stopped in its epilogue, Debian's
-# python3 interpreter, a Go program; whole
+# leaf sets up no frame, a function stopped in its epilogue, a shared
+# library's static destructor at exit, Debian's python3 interpreter, a Go
+# program; whole
 # (to _start or clone3, Go's goexit or clone) in >= 99 % of samples, the
 # chains as the programs make them, and beside perf --call-graph dwarf on
 # the same binary where perf works here.
@@ -89,6 +90,17 @@ $CHECK "$TMP/leaf.json" --pid $rpid --measure "cfi_leaf (frameless leaf)" \
 rec epilogue "$CFI/cfi_epilogue" 6
 $CHECK "$TMP/epilogue.json" --pid $rpid --measure "cfi_epilogue (ret after pop %rbp)" \
 	--leaf tiny --chain 'tiny,spin,c1,main,__libc_start_call_main' || fail "cfi_epilogue"
+
+# a shared library's static destructor at exit: crtstuff's
+# __do_global_dtors_aux has no CFI, only a frame pointer, and ld.so's
+# _dl_fini below it keeps no frame pointer; exit's call of
+# __run_exit_handlers is its last instruction, so its return address is
+# past exit's end and is named by the call
+rec exit "$CFI/cfi_exit" 6
+$CHECK "$TMP/exit.json" --pid $rpid --measure "cfi_exit (a static destructor at exit)" \
+	--leaf 'Spin::~Spin' \
+	--chain 'Spin::~Spin,__cxa_finalize,__do_global_dtors_aux,_dl_call_fini,_dl_fini,__run_exit_handlers,exit,__libc_start_call_main,__libc_start_main,_start' \
+	|| fail "cfi_exit"
 
 # C++: std::sort's inlined templates, a comparator, exceptions
 rec cxx "$CFI/cfi_cxx" 6

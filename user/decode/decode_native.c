@@ -483,7 +483,14 @@ bool walk_native(struct walk *w, struct wframe *f)
 			f->top = false;
 			return true;
 		}
-		if ((by_fp ? nfp <= fp : nsp <= sp) ||
+		/*
+		 * sp only grows. A frame-pointer step's caller may keep rbp
+		 * as a general register (ld.so's _dl_fini below a library's
+		 * __do_global_dtors_aux, which has no CFI): its CFI goes on
+		 * from there, and a bad rbp ends a next step by frame pointer
+		 * (fp < sp)
+		 */
+		if ((by_fp ? nsp <= sp && nfp <= fp : nsp <= sp) ||
 		    (w->is_text && !w->is_text(w->text_arg, ret)))
 			return native_end(w, f, pc, true, n_top);
 		pc = ret;

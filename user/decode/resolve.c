@@ -169,8 +169,9 @@ static uint16_t crossing_flags(uint16_t ff)
 	return fl;
 }
 
+/* call: pc is a return address, not where the thread was */
 static void resolve_native(struct symbolizer *sz, const struct codemap *cm,
-			   pid_t pid, uint64_t pc, struct frame *f)
+			   pid_t pid, uint64_t pc, bool call, struct frame *f)
 {
 	const struct cm_vm_consts *vm = cm ? codemap__vm(cm) : NULL;
 	const struct codemap_blob *b;
@@ -204,8 +205,17 @@ static void resolve_native(struct symbolizer *sz, const struct codemap *cm,
 			return;
 		}
 	}
-	if (sz)
-		symbolizer__native(sz, pid, pc, f);
+	if (!sz)
+		return;
+	/*
+	 * A return address is named by its call, the byte before it: a call
+	 * of a function that does not return (exit's of
+	 * __run_exit_handlers) can be its caller's last instruction, and
+	 * the return address then lies past the caller's end.
+	 */
+	symbolizer__native(sz, pid, call ? pc - 1 : pc, f);
+	if (call)
+		f->offset++;	/* the frame's own pc, as without the call */
 }
 
 uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
@@ -238,7 +248,7 @@ uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,
 		case ASGST_FRAME_NON_JAVA:
 			resolve_native(sz, cm, pid,
 				       (uint64_t)(uintptr_t)in[i].non_java_frame.pc,
-				       &out[k]);
+				       i > 0, &out[k]);
 			break;
 		default:
 			continue;
