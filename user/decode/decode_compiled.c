@@ -168,15 +168,18 @@ bool walk_compiled(struct walk *w, struct wframe *f)
 		return barrier_stub_sender(w, f, b, at) ||
 		       sender_by_size(w, f, b->frame_size);
 	if (prologue) {
-		uint64_t live_fp = f->fp;
+		uint64_t live_fp = f->fp, sp = f->sp, v;
 
 		if (walk_guess_sender(w, f, b->frame_size, true, true))
 			return true;
 		/* a prologue does not change rbp: the caller's is the live
 		 * one, whatever the slot holds (C2 allocates the frame before
-		 * it stores rbp) */
+		 * it stores rbp); unless it already points into this frame,
+		 * at the slot it saved the caller's in (-XX:+PreserveFramePointer
+		 * sets rbp before frame_complete) */
 		if (walk_guess_sender(w, f, b->frame_size, true, false)) {
-			f->fp = live_fp;
+			f->fp = live_fp >= sp && live_fp < f->sp &&
+				walk_read(w, live_fp, &v) ? v : live_fp;
 			return true;
 		}
 	} else {

@@ -162,6 +162,7 @@ bool walk_interpreted(struct walk *w, struct wframe *f)
 {
 	const struct asgst_sample_hdr *h = w->s->hdr;
 	const struct codemap_method *m = NULL, *rbx = NULL;
+	const struct codemap_blob *cb;
 	uint64_t fp = f->fp, mp = 0, bcp = 0, ret;
 	int32_t bci = -1;
 	bool framed;
@@ -176,6 +177,20 @@ bool walk_interpreted(struct walk *w, struct wframe *f)
 			return false;
 		if (framed)
 			goto frame;	/* rbp still holds the caller's frame */
+		/*
+		 * before enter, called by a c2i adapter: the return pc on top
+		 * of the stack, the compiled caller's frame at r13. First: a
+		 * compiled caller's rbp (-XX:+PreserveFramePointer) would
+		 * pass for rbx's frame below.
+		 */
+		if (walk_read(w, f->sp, &ret) &&
+		    walk_classify(w, ret, &cb) == PC_NMETHOD &&
+		    walk_is_return_pc(w, ret) && h->r13 >= f->sp + 8 &&
+		    walk_in(w, h->r13, 8) && walk_compiled_at(w, ret, h->r13)) {
+			f->pc = ret;
+			f->sp = h->r13;
+			return true;
+		}
 		/* after enter, before the Method* slot: rbp is rbx's frame */
 		if (fp > f->sp && walk_in(w, fp, 16) &&
 		    fp_read(w, fp, 1, &ret) && walk_is_return_pc(w, ret))
