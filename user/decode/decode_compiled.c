@@ -23,24 +23,28 @@
 
 #include "decode/walk.h"
 
-/* sender of a frame of known size; false with the error set */
-static bool sender_by_size(struct walk *w, struct wframe *f,
-			   int32_t frame_size)
+/*
+ * sender of a frame of known size: 1; 0 when its return slot holds no
+ * return pc (nothing set), -1 with the error set
+ */
+static int sender_by_size(struct walk *w, struct wframe *f,
+			  int32_t frame_size)
 {
 	uint64_t sender_sp, ret, saved;
 
 	sender_sp = f->sp + (uint64_t)frame_size * 8;
 	if (!walk_read(w, sender_sp - 8, &ret) ||
-	    !walk_read(w, sender_sp - 16, &saved))
-		return walk_fail(w, ASGST_WINDOW_SHORT, f->pc,
-				 "compiled frame extends beyond the stack window");
+	    !walk_read(w, sender_sp - 16, &saved)) {
+		walk_fail(w, ASGST_WINDOW_SHORT, f->pc,
+			  "compiled frame extends beyond the stack window");
+		return -1;
+	}
 	if (!walk_is_return_pc(w, ret))
-		return walk_fail(w, ASGST_BAD_SENDER, f->pc,
-				 "compiled frame's return address is not a call site");
+		return 0;
 	f->sp = sender_sp;
 	f->fp = saved;
 	f->pc = ret;
-	return true;
+	return 1;
 }
 
 /* emit the method's frames at pc: inlined callees first */
@@ -136,18 +140,38 @@ static bool pushed_words(struct walk *w, struct wframe *f, int32_t fs)
 }
 
 /*
- * A callee returns into the stub section (after every PcDesc) and not
- * for a deoptimization, and the frame's size does not lead to a return
- * pc: the call of a C2 GC barrier stub (ZGC's load and store barriers'
- * slow paths), made with the live registers saved below the frame.
+ * A callee returns to a pc that is no call site and not for a
+ * deoptimization, and the frame's size does not lead to a return pc:
+ * the call of a C2 GC barrier stub (ZGC's load and store barriers' slow
+ * paths, out of line, among or after the method's call sites), made with
+ * the live registers saved below the frame.
  */
 static bool barrier_stub_sender(struct walk *w, struct wframe *f,
 				const struct codemap_blob *b, uint64_t at)
 {
-	if (at != f->pc || !b->n_pcs || codemap_blob__pcdesc(b, f->pc) ||
-	    walk_compiled_at(w, f->pc, f->sp))
+	const struct codemap_pcdesc *pd;
+
+	if (at != f->pc)
 		return false;
+	/* without PcDescs (a map that has none for the blob) any pc may be */
+	pd = b->n_pcs ? codemap_blob__pcdesc(b, f->pc) : NULL;
+	if (pd && b->start + pd->pc_off == f->pc)
+		return false;	/* a call site: the frame is as its size says */
 	return walk_spill_sender(w, f, b->frame_size);
+}
+
+/* the sender of a compiled frame that is not the top one */
+static bool compiled_sender(struct walk *w, struct wframe *f,
+			    const struct codemap_blob *b, uint64_t at)
+{
+	int r = sender_by_size(w, f, b->frame_size);
+
+	if (r)
+		return r > 0;
+	if (barrier_stub_sender(w, f, b, at))
+		return true;
+	return walk_fail(w, ASGST_BAD_SENDER, f->pc,
+			 "compiled frame's return address is not a call site");
 }
 
 bool walk_compiled(struct walk *w, struct wframe *f)
@@ -165,8 +189,7 @@ bool walk_compiled(struct walk *w, struct wframe *f)
 	if (!push_scopes(w, b, at, prologue))
 		return false;
 	if (!f->top)
-		return barrier_stub_sender(w, f, b, at) ||
-		       sender_by_size(w, f, b->frame_size);
+		return compiled_sender(w, f, b, at);
 	if (prologue) {
 		uint64_t live_fp = f->fp, sp = f->sp, v;
 

@@ -323,7 +323,7 @@ bool walk_spill_sender(struct walk *w, struct wframe *f, int32_t frame_size)
 
 	if (frame_size < 2)
 		return false;
-	for (uint32_t x = 16; x <= WALK_SPILL_MAX; x += 16) {
+	for (uint32_t x = 8; x <= WALK_SPILL_MAX; x += 8) {
 		nsp = f->sp + x + (uint64_t)frame_size * 8;
 		if (!walk_read(w, nsp - 8, &ret) ||
 		    !walk_read(w, nsp - 16, &saved))

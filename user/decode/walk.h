@@ -177,14 +177,15 @@ bool walk_is_leaf_return_pc(const struct walk *w, uint64_t pc);
 bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 		       bool try_full, bool strict);
 /*
- * The sender of a compiled frame whose code moved sp down by a multiple
- * of 16 bytes (at most WALK_SPILL_MAX) before a call that has no PcDesc:
- * C2's out-of-line GC barrier stubs, which save the live registers below
- * the frame and call the runtime. The first offset whose return pc is
- * where frame_size words above it say and whose sender checks out as far
- * as walk_guess_sender looks.
+ * The sender of a compiled frame whose code moved sp down (at most
+ * WALK_SPILL_MAX bytes) before a call that has no PcDesc: the out-of-line
+ * GC barrier stubs, which save the live registers below the frame (C2's,
+ * a multiple of 16 bytes) or push a register and the arguments of a
+ * runtime stub (C1's) before they call. The first word offset whose
+ * return pc is where frame_size words above it say and whose sender
+ * checks out as far as walk_guess_sender looks.
  */
-#define WALK_SPILL_MAX		2560
+#define WALK_SPILL_MAX		1536
 bool walk_spill_sender(struct walk *w, struct wframe *f, int32_t frame_size);
 /* a compiled frame at pc whose sp is sp has a return pc where its size
  * says (a candidate sender checked one frame further) */
