@@ -142,9 +142,10 @@ static bool pushed_words(struct walk *w, struct wframe *f, int32_t fs)
 /*
  * A callee returns to a pc that is no call site and not for a
  * deoptimization, and the frame's size does not lead to a return pc:
- * the call of a C2 GC barrier stub (ZGC's load and store barriers' slow
+ * the call of a GC barrier stub (ZGC's load and store barriers' slow
  * paths, out of line, among or after the method's call sites), made with
- * the live registers saved below the frame.
+ * the live registers saved below the frame (C2) or a register and a
+ * runtime stub's arguments pushed (C1): walk_spill_sender.
  */
 static bool barrier_stub_sender(struct walk *w, struct wframe *f,
 				const struct codemap_blob *b, uint64_t at)

@@ -214,8 +214,10 @@ static void resolve_native(struct symbolizer *sz, const struct codemap *cm,
 	 * the return address then lies past the caller's end.
 	 */
 	symbolizer__native(sz, pid, call ? pc - 1 : pc, f);
-	if (call)
-		f->offset++;	/* the frame's own pc, as without the call */
+	/* the frame's own offset, where the lookup gave one (in a mapping,
+	 * or a JIT map's pc); 0 is none */
+	if (call && (f->offset || f->module || f->symbol))
+		f->offset++;
 }
 
 uint32_t asgst_resolve(struct symbolizer *sz, const struct codemap *cm,

@@ -185,10 +185,12 @@ static bool is_ret(const struct walk *w, uint64_t pc, bool leaf)
  * frames up to left: a compiled caller's own return pc is where its size
  * says, and so on; an interpreted caller's frame is at fp, up the stack,
  * with a Method* the map knows (then as good as any depth). Other callers
- * (stubs, C) add nothing.
+ * (stubs, C) add nothing, but with entry_ends the call stub (Java's entry
+ * from C) ends the check as an interpreted frame does: a compiled method
+ * called by Thread.run from the call stub then checks out in two frames.
  */
 static int sender_depth(struct walk *w, uint64_t ret, uint64_t nsp,
-			uint64_t fp, int left)
+			uint64_t fp, int left, bool entry_ends)
 {
 	const struct codemap_blob *b;
 	int32_t off = w->vm->if_method == CM_ABSENT ? -3 : w->vm->if_method;
@@ -204,7 +206,9 @@ static int sender_depth(struct walk *w, uint64_t ret, uint64_t nsp,
 		    !walk_is_return_pc(w, ret2))
 			return 0;
 		return 1 + sender_depth(w, ret2, nsp + (uint64_t)b->frame_size * 8,
-					saved, left - 1);
+					saved, left - 1, entry_ends);
+	case PC_CALL_STUB:
+		return entry_ends ? left : 0;
 	case PC_INTERP:
 		return fp >= nsp &&
 		       walk_read(w, fp + (uint64_t)((int64_t)off * 8), &m) &&
@@ -261,14 +265,14 @@ static bool guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 			if (!bi || bi != bb)
 				continue;
 			if (sender_depth(w, ret[i], nsp[i], saved[i],
-					 GUESS_TIE_DEPTH) >
+					 GUESS_TIE_DEPTH, false) >
 			    sender_depth(w, ret[best], nsp[best], saved[best],
-					 GUESS_TIE_DEPTH))
+					 GUESS_TIE_DEPTH, false))
 				best = i;
 			continue;
 		}
 		d = sender_depth(w, ret[i], nsp[i], saved[i],
-				 GUESS_CHECK_DEPTH);
+				 GUESS_CHECK_DEPTH, false);
 		if (d > best_depth) {
 			best = i;
 			best_depth = d;
@@ -288,35 +292,6 @@ bool walk_guess_sender(struct walk *w, struct wframe *f, int32_t frame_size,
 	return guess_sender(w, f, frame_size, try_full, strict, false);
 }
 
-/*
- * sender_depth(), but a caller that is Java's entry from C (the call stub)
- * ends the check as well as an interpreted frame does: a compiled method
- * called by Thread.run from the call stub checks out in two frames.
- */
-static int spill_depth(struct walk *w, uint64_t ret, uint64_t nsp,
-		       uint64_t fp, int left)
-{
-	const struct codemap_blob *b;
-	uint64_t ret2, saved;
-
-	if (left <= 0)
-		return 0;
-	switch (walk_classify(w, ret, &b)) {
-	case PC_NMETHOD:
-		if (!b || b->frame_size <= 0 ||
-		    !walk_read(w, nsp + (uint64_t)(b->frame_size - 1) * 8, &ret2) ||
-		    !walk_read(w, nsp + (uint64_t)(b->frame_size - 2) * 8, &saved) ||
-		    !walk_is_return_pc(w, ret2))
-			return 0;
-		return 1 + spill_depth(w, ret2, nsp + (uint64_t)b->frame_size * 8,
-				       saved, left - 1);
-	case PC_CALL_STUB:
-		return left;
-	default:
-		return sender_depth(w, ret, nsp, fp, left);
-	}
-}
-
 bool walk_spill_sender(struct walk *w, struct wframe *f, int32_t frame_size)
 {
 	uint64_t ret, saved, nsp;
@@ -329,7 +304,7 @@ bool walk_spill_sender(struct walk *w, struct wframe *f, int32_t frame_size)
 		    !walk_read(w, nsp - 16, &saved))
 			return false;
 		if (!walk_is_return_pc(w, ret) ||
-		    spill_depth(w, ret, nsp, saved, GUESS_CHECK_DEPTH) <
+		    sender_depth(w, ret, nsp, saved, GUESS_CHECK_DEPTH, true) <
 		    GUESS_CHECK_DEPTH)
 			continue;
 		f->sp = nsp;
@@ -358,7 +333,7 @@ static bool ret_at_sp(struct walk *w, struct wframe *f)
 	if (walk_classify(w, ret, &b) == PC_NMETHOD) {
 		for (int k = 0; k <= 2; k++) {
 			int d = sender_depth(w, ret, nsp + (uint64_t)k * 8,
-					     f->fp, GUESS_CHECK_DEPTH);
+					     f->fp, GUESS_CHECK_DEPTH, false);
 
 			if (d > best_depth) {
 				best = k;
